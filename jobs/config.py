@@ -1,0 +1,106 @@
+"""Typed configuration read from ``conf/offsetlake.yaml`` with environment overrides.
+
+``OFFSETLAKE_CONF`` names another file; ``OFFSETLAKE_<SECTION>__<KEY>`` overrides one value
+(``OFFSETLAKE_SPARK__MASTER=local[2]``, ``OFFSETLAKE_LAKE__PATH=/data/lake``). Spark's own
+dotted settings do not fit that pattern, so ``OFFSETLAKE_SPARK_CONF`` takes a JSON object of them
+(``OFFSETLAKE_SPARK_CONF='{"spark.executor.memory": "4g"}'``), merged over ``spark.conf``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONF = PROJECT_ROOT / "conf" / "offsetlake.yaml"
+ENV_PREFIX = "OFFSETLAKE_"
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    master: str = "local[*]"
+    app_name: str = "offsetlake"
+    shuffle_partitions: int = 8
+    log_level: str = "ERROR"
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    spark: SparkSettings
+    lake_path: Path
+    jars_dir: Path
+    kafka: Mapping[str, Any]
+    source: Path
+
+    def with_lake(self, lake: str | os.PathLike | None) -> "Config":
+        """The same settings with another lake path (the CLI's ``--lake``)."""
+        if lake is None:
+            return self
+        return Config(self.spark, Path(lake), self.jars_dir, self.kafka, self.source)
+
+
+class ConfigError(ValueError):
+    """The configuration file or an override is malformed."""
+
+
+def _apply_env(raw: dict, env: Mapping[str, str]) -> dict:
+    conf_json = env.get(ENV_PREFIX + "SPARK_CONF")
+    if conf_json:
+        try:
+            raw.setdefault("spark", {}).setdefault("conf", {}).update(json.loads(conf_json))
+        except (ValueError, AttributeError) as exc:
+            raise ConfigError(f"{ENV_PREFIX}SPARK_CONF is not a JSON object: {exc}") from exc
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        section, _, key = name[len(ENV_PREFIX):].lower().partition("__")
+        node = raw.setdefault(section, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{name}: section {section!r} is not a mapping")
+        node[key] = value
+    return raw
+
+
+def _resolve(path_text: str) -> Path:
+    path = Path(path_text).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def load_config(path: str | os.PathLike | None = None,
+                env: Mapping[str, str] | None = None) -> Config:
+    """Read the YAML settings, apply environment overrides, return a typed :class:`Config`.
+
+    >>> cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[2]"})
+    >>> cfg.spark.master
+    'local[2]'
+    """
+    env = os.environ if env is None else env
+    source = Path(path or env.get(ENV_PREFIX + "CONF") or DEFAULT_CONF)
+    try:
+        raw = yaml.safe_load(source.read_text()) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration {source}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration {source} is not valid YAML: {exc}") from exc
+    raw = _apply_env(raw, env)
+    spark_raw = dict(raw.get("spark") or {})
+    try:
+        spark = SparkSettings(
+            master=str(spark_raw.get("master", SparkSettings.master)),
+            app_name=str(spark_raw.get("app_name", SparkSettings.app_name)),
+            shuffle_partitions=int(spark_raw.get("shuffle_partitions", 8)),
+            log_level=str(spark_raw.get("log_level", "ERROR")).upper(),
+            conf={str(k): str(v) for k, v in (spark_raw.get("conf") or {}).items()},
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad spark settings in {source}: {exc}") from exc
+    lake = (raw.get("lake") or {}).get("path", "./lake")
+    jars = (raw.get("jars") or {}).get("dir", ".cache/jars")
+    return Config(spark=spark, lake_path=Path(lake), jars_dir=_resolve(jars),
+                  kafka=dict(raw.get("kafka") or {}), source=source)

@@ -1,0 +1,79 @@
+"""The one place Spark sessions are made.
+
+``local[*]`` by default with Delta's extension and catalog, settings from ``conf/``, quiet logs,
+and the Delta jars from the project's jar cache (``make setup`` fills it from Maven Central), so a
+session starts with no network. Under ``spark-submit --master <any>`` the master and jars given on
+the command line win: the factory only adds what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jobs.config import PROJECT_ROOT, Config, load_config
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+LOG4J_CONF = PROJECT_ROOT / "conf" / "log4j2.properties"
+
+
+class SparkSetupError(RuntimeError):
+    """Spark cannot be started as configured (for example the Delta jars are missing)."""
+
+
+def delta_jars(jars_dir: Path) -> list[Path]:
+    """The Delta jars in the cache, or a clear error that says how to get them."""
+    jars = sorted(jars_dir.glob("delta-*.jar")) if jars_dir.is_dir() else []
+    if not any(j.name.startswith("delta-spark") for j in jars):
+        raise SparkSetupError(
+            f"no Delta Lake jars in {jars_dir}: run `make setup` (it fetches them from Maven "
+            "Central), or pass them yourself with spark-submit --jars/--packages")
+    return jars
+
+
+def _under_spark_submit() -> bool:
+    # spark-submit starts the JVM first and hands pyspark its gateway; a plain `python` run does not.
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def configure_builder(builder, cfg: Config, app_name: str | None = None):
+    """Add offsetlake's settings to a ``SparkSession.Builder`` and return it.
+
+    >>> from pyspark.sql import SparkSession
+    >>> spark = configure_builder(SparkSession.builder, load_config()).getOrCreate()  # doctest: +SKIP
+    """
+    submitted = _under_spark_submit()
+    builder = builder.appName(app_name or cfg.spark.app_name)
+    if not submitted:
+        builder = builder.master(cfg.spark.master)
+        jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
+        builder = builder.config("spark.jars", jars)
+        log_opt = f"-Dlog4j.configurationFile=file:{LOG4J_CONF}"
+        builder = builder.config("spark.driver.extraJavaOptions", log_opt)
+    builder = (builder
+               .config("spark.sql.extensions", DELTA_EXTENSION)
+               .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+               .config("spark.sql.shuffle.partitions", str(cfg.spark.shuffle_partitions)))
+    for key, value in cfg.spark.conf.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def get_spark(cfg: Config | None = None, app_name: str | None = None):
+    """Build (or reuse) the Spark session for a job.
+
+    >>> spark = get_spark()  # doctest: +SKIP
+    >>> spark.range(3).count()  # doctest: +SKIP
+    3
+    """
+    from pyspark.sql import SparkSession
+
+    cfg = cfg or load_config()
+    # Spark picks a LAN address when the hostname resolves to loopback and warns about it;
+    # a local run has no use for any address but loopback.
+    if cfg.spark.master.startswith("local") and not _under_spark_submit():
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = configure_builder(SparkSession.builder, cfg, app_name).getOrCreate()
+    spark.sparkContext.setLogLevel(cfg.spark.log_level)
+    return spark

@@ -1,0 +1,73 @@
+"""The session factory gives a working Spark + Delta session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import types as T
+
+from jobs.config import Config, SparkSettings, load_config
+from jobs.session import SparkSetupError, configure_builder, delta_jars
+
+GROUPS_SCHEMA = T.StructType([
+    T.StructField("group_id", T.StringType(), False),
+    T.StructField("group_epoch", T.IntegerType(), True),
+    T.StructField("committed_offsets", T.ArrayType(T.LongType()), True),
+    T.StructField("key", T.BinaryType(), True),
+])
+
+
+def test_delta_round_trip_keeps_content(spark, tmp_path):
+    rows = [("payments", 7, [0, 42], b"\x00\x01"), ("audit", None, None, None),
+            ("émoji-☃", -1, [], b"")]
+    expected = spark.createDataFrame(rows, GROUPS_SCHEMA)
+    path = str(tmp_path / "groups")
+    expected.write.format("delta").mode("overwrite").save(path)
+    actual = spark.read.format("delta").load(path)
+    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_delta_overwrite_replaces_and_keeps_history(spark, tmp_path):
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1,)], "n int").write.format("delta").save(path)
+    spark.createDataFrame([(2,)], "n int").write.format("delta").mode("overwrite").save(path)
+    assert [r.n for r in spark.read.format("delta").load(path).collect()] == [2]
+    old = spark.read.format("delta").option("versionAsOf", 0).load(path)
+    assert [r.n for r in old.collect()] == [1]
+
+
+def test_session_is_configured_from_conf(spark):
+    conf = spark.sparkContext.getConf()
+    assert spark.conf.get("spark.sql.extensions") == "io.delta.sql.DeltaSparkSessionExtension"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    assert conf.get("spark.master") == "local[2]"
+    assert conf.get("spark.ui.enabled") == "false"
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+def test_missing_jars_give_an_actionable_error(tmp_path):
+    with pytest.raises(SparkSetupError, match="make setup"):
+        delta_jars(tmp_path / "nowhere")
+
+
+def test_spark_submit_keeps_its_own_master(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
+    cfg = Config(SparkSettings(master="local[7]"), Path("lake"), Path("/no/jars"), {}, Path("x"))
+    builder = configure_builder(SparkSession.Builder(), cfg)
+    options = builder._options
+    assert "spark.master" not in options and "spark.jars" not in options
+    assert options["spark.sql.catalog.spark_catalog"].endswith("DeltaCatalog")
+
+
+def test_environment_overrides_the_yaml():
+    cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[3]",
+                           "OFFSETLAKE_LAKE__PATH": "/data/lake",
+                           "OFFSETLAKE_SPARK_CONF": '{"spark.executor.memory": "3g"}'})
+    assert cfg.spark.master == "local[3]"
+    assert cfg.lake_path == Path("/data/lake")
+    assert cfg.spark.conf["spark.executor.memory"] == "3g"
+    assert cfg.spark.conf["spark.ui.enabled"] == "false"
