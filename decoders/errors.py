@@ -125,3 +125,21 @@ class CompressionError(CorruptBatchError):
     """A compressed payload cannot be decompressed, or its codec is unknown."""
 
     reason = "bad_compression"
+
+
+class UnknownMagicError(CorruptBatchError):
+    """Byte 16 of a log entry is not a message format this reader knows (0, 1 or 2)."""
+
+    reason = "unknown_magic"
+
+    def __init__(self, magic: int, **context):
+        super().__init__(f"unknown message format magic {magic}", **context)
+        self.magic = magic
+
+
+class BatchTooLargeError(CorruptBatchError):
+    """A batch (or its decompressed records) is larger than the reader's configured bound.
+
+    Raised instead of allocating: a corrupt or hostile length must not exhaust memory."""
+
+    reason = "batch_too_large"
