@@ -1,0 +1,189 @@
+"""Arrow-batched decoding: one call per batch of raw ``(key, value)`` rows, as ``mapInArrow`` needs.
+
+Offset commits go through the vectorised fast path (:mod:`decoders.columnar`); every row it does
+not handle (other record types, and anything unusual about an offset commit) goes through the
+generic :func:`decoders.codec.decode_record`. The two are merged back into input row order.
+
+Output (one row per input row, :data:`OUTPUT_SCHEMA`):
+
+* ``record_type``/``type_name``; ``group_id`` (``group`` of types 0-2, ``GroupId`` otherwise);
+  ``member_id`` where the key has a ``MemberId``.
+* Offset-commit columns (types 0 and 1, null otherwise): ``topic``, ``partition``, ``offset``,
+  ``leader_epoch`` and ``expire_timestamp`` (-1 where the value version lacks them, as the schema
+  default says), ``metadata``, ``commit_timestamp``, ``topic_id`` (16 bytes; all zero for a v4
+  value without the tag, null before v4). ``binary`` rather than ``binary(16)`` because Spark's
+  Arrow conversion has no fixed-size binary.
+* ``value_version`` (null for a tombstone), ``is_tombstone`` (the input value is null).
+* ``value_json``: Kafka's JSON of the value (``{"version":V,"data":{...}}``) for every other record
+  type, when ``with_value_json`` (off saves the JSON rendering of the ~5% non-offset rows).
+* ``trailing_bytes``/``key_trailing_bytes``: bytes after the value/key, which Kafka accepts and
+  audits should flag (0 on the fast path, which only handles exact rows).
+* ``error_reason``/``error_message``: set where the row could not be decoded (the
+  :class:`~decoders.errors.DecodeError`'s ``reason`` and text), with every decoded column null
+  except ``record_type`` (from the key's first two bytes, when present) and ``is_tombstone``.
+  An unknown record type is reported as ``unknown_type`` so the row reaches quarantine with its
+  raw bytes instead of vanishing; Kafka itself skips such records.
+
+Example::
+
+    batch = decode_batch(pa.array([key], pa.binary()), pa.array([value], pa.binary()))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .codec import UnknownRecord, decode_record
+from .columnar import decode_offset_commits
+from .errors import DecodeError, UnknownRecordTypeError
+from .kafka_json import dumps, value_json
+from .records_catalog import RECORD_TYPES
+
+OUTPUT_SCHEMA = pa.schema([
+    ("record_type", pa.int16()), ("type_name", pa.string()), ("group_id", pa.string()),
+    ("member_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+    ("value_version", pa.int16()), ("is_tombstone", pa.bool_()), ("offset", pa.int64()),
+    ("leader_epoch", pa.int32()), ("metadata", pa.string()), ("commit_timestamp", pa.int64()),
+    ("expire_timestamp", pa.int64()), ("topic_id", pa.binary()), ("value_json", pa.string()),
+    ("trailing_bytes", pa.int32()), ("key_trailing_bytes", pa.int32()),
+    ("error_reason", pa.string()), ("error_message", pa.string()),
+])
+_OFFSET_TYPES = (0, 1)
+# Output columns that the generic path fills per row (is_tombstone comes from the input).
+_GENERIC = [name for name in OUTPUT_SCHEMA.names if name != "is_tombstone"]
+_TYPE_NAMES = pa.array([RECORD_TYPES[t].name if t in RECORD_TYPES else None
+                        for t in range(max(RECORD_TYPES) + 1)], pa.string())
+_VALUE_FIELDS = ("value_version", "offset", "leader_epoch", "commit_timestamp", "expire_timestamp")
+
+
+def decode_batch(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray, *,
+                 with_value_json: bool = True, decode_embedded: bool = True) -> pa.RecordBatch:
+    """Decode raw ``__consumer_offsets`` keys/values (binary, same length) into
+    :data:`OUTPUT_SCHEMA` rows in input order. ``decode_embedded`` renders type-2 member blobs as
+    objects in ``value_json`` (as kafka-dump-log does) instead of Base64."""
+    keys, values = _single_chunk(keys), _single_chunk(values)
+    n = len(keys)
+    fast = decode_offset_commits(keys, values)
+    rest = np.flatnonzero(~fast.handled)
+    taken = pa.array(rest)
+    lists = _decode_generic(keys.take(taken).to_pylist(), values.take(taken).to_pylist(),
+                            with_value_json, decode_embedded)
+    gen = {name: pa.array(lists[name], OUTPUT_SCHEMA.field(name).type) for name in _GENERIC}
+    h = fast.handled
+    has_value = h & ~fast.is_tombstone
+    zeros = np.zeros(n, np.int32)
+    cols = {"record_type": _numeric(fast.record_type, h, gen["record_type"], rest),
+            "partition": _numeric(fast.partition, h, gen["partition"], rest),
+            "trailing_bytes": _numeric(zeros, h, gen["trailing_bytes"], rest),
+            "key_trailing_bytes": _numeric(zeros, h, gen["key_trailing_bytes"], rest),
+            "group_id": _interleave(fast.group, gen["group_id"], rest),
+            "topic": _interleave(fast.topic, gen["topic"], rest),
+            "metadata": _interleave(fast.metadata, gen["metadata"], rest),
+            "topic_id": _topic_ids(fast.topic_id, has_value & fast.has_topic_id, gen["topic_id"], rest),
+            "is_tombstone": pa.array(fast.is_tombstone)}
+    for name in _VALUE_FIELDS:
+        cols[name] = _numeric(getattr(fast, name), has_value, gen[name], rest)
+    for name in ("member_id", "value_json", "error_reason", "error_message"):
+        cols[name] = _spread(gen[name], rest, n)
+    # Known types only: the name is a lookup by record type wherever the row decoded.
+    named = h.copy()
+    named[rest] = np.asarray(gen["type_name"].is_valid())
+    index = np.where(named, np.asarray(cols["record_type"].fill_null(0)), 0).astype(np.int64)
+    cols["type_name"] = _TYPE_NAMES.take(pa.array(index, mask=~named))
+    return pa.RecordBatch.from_arrays([cols[name] for name in OUTPUT_SCHEMA.names], schema=OUTPUT_SCHEMA)
+
+
+def _single_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _numeric(fast: np.ndarray, fast_valid: np.ndarray, generic: pa.Array, rest: np.ndarray) -> pa.Array:
+    """Fast values where ``fast_valid``, generic values on the ``rest`` rows."""
+    values, valid = fast.copy(), fast_valid.copy()
+    values[rest] = generic.fill_null(0).to_numpy(zero_copy_only=False)
+    valid[rest] = np.asarray(generic.is_valid())
+    return pa.array(values, mask=~valid)
+
+
+def _interleave(fast: pa.Array, generic: pa.Array, rest: np.ndarray) -> pa.Array:
+    """Strings from ``fast`` (null on the rest rows) and ``generic`` (one per rest row)."""
+    fast = fast.cast(pa.string())
+    if len(rest) == 0:
+        return fast
+    n = len(fast)
+    idx = np.arange(n, dtype=np.int64)
+    idx[rest] = n + np.arange(len(rest))
+    return pa.concat_arrays([fast, generic]).take(pa.array(idx))
+
+
+def _spread(generic: pa.Array, rest: np.ndarray, n: int) -> pa.Array:
+    """A column only the generic path fills: ``generic[j]`` at row ``rest[j]``, null elsewhere.
+    ``rest`` is ascending, so ``generic``'s bytes are already in row order: only the offsets
+    need spreading, no bytes are copied."""
+    if generic.null_count == len(generic):
+        return pa.nulls(n, generic.type)
+    lengths = np.zeros(n, np.int32)
+    lengths[rest] = np.diff(np.frombuffer(generic.buffers()[1], np.int32)[:len(generic) + 1])
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    valid = np.zeros(n, bool)
+    valid[rest] = np.asarray(generic.is_valid())
+    offsets += np.frombuffer(generic.buffers()[1], np.int32)[0]
+    return pa.Array.from_buffers(generic.type, n, [pa.py_buffer(np.packbits(valid, bitorder="little")),
+                                                   pa.py_buffer(offsets), generic.buffers()[2] or pa.py_buffer(b"")])
+
+
+def _topic_ids(fast: np.ndarray, fast_valid: np.ndarray, generic: pa.Array, rest: np.ndarray) -> pa.Array:
+    """``binary`` topic ids (16 bytes where set) from the fast matrix and the generic rows."""
+    matrix, valid = fast.copy(), fast_valid.copy()
+    present = np.asarray(generic.is_valid())
+    valid[rest] = present
+    if present.any():
+        raw = b"".join(generic.filter(pa.array(present)).to_pylist())
+        matrix[rest[present]] = np.frombuffer(raw, np.uint8).reshape(-1, 16)
+    offsets = np.arange(0, 16 * len(valid) + 1, 16, dtype=np.int32)
+    return pa.Array.from_buffers(pa.binary(), len(valid), [
+        pa.py_buffer(np.packbits(valid, bitorder="little")), pa.py_buffer(offsets),
+        pa.py_buffer(np.ascontiguousarray(matrix))])
+
+
+def _decode_generic(keys: list, values: list, with_value_json: bool,
+                    decode_embedded: bool) -> dict[str, list]:
+    """Output columns (as Python lists, in :data:`_GENERIC` order) for the rows the fast path
+    left, one :func:`decode_record` each."""
+    rows = []
+    for key, value in zip(keys, values):
+        try:
+            if key is None:
+                raise DecodeError("record has a null key", stage="key")
+            rec = decode_record(key, value)
+            if isinstance(rec, UnknownRecord):
+                raise UnknownRecordTypeError(rec.record_type, stage="key")
+            rows.append(_row(rec, with_value_json, decode_embedded))
+        except DecodeError as err:
+            record_type = int.from_bytes(key[:2], "big", signed=True) if key and len(key) >= 2 else None
+            rows.append((record_type,) + _NO_FIELDS + (err.reason, err.describe()))
+    columns = list(zip(*rows)) if rows else [()] * len(_GENERIC)
+    return dict(zip(_GENERIC, columns))
+
+
+_NO_FIELDS = (None,) * (len(_GENERIC) - 3)  # everything between record_type and the error pair
+
+
+def _row(rec, with_value_json: bool, decode_embedded: bool) -> tuple:
+    """One decoded record as a tuple in :data:`_GENERIC` order."""
+    key, value, t = rec.key, rec.value, rec.record_type
+    trailing = (rec.trailing_bytes, rec.key_trailing_bytes, None, None)
+    if t not in _OFFSET_TYPES:
+        text = (dumps(value_json(rec, decode_embedded=decode_embedded))
+                if with_value_json and value is not None else None)
+        return (t, rec.type_name, key.get("groupId", key.get("group")), key.get("memberId"), None,
+                None, rec.value_version, None, None, None, None, None, None, text) + trailing
+    head = (t, rec.type_name, key["group"], None, key["topic"], key["partition"], rec.value_version)
+    if value is None:
+        return head + (None,) * 7 + trailing
+    topic_id = value.get("topicId")
+    return head + (value["offset"], value.get("leaderEpoch", -1), value["metadata"],
+                   value["commitTimestamp"], value.get("expireTimestamp", -1),
+                   None if topic_id is None else topic_id.bytes, None) + trailing
