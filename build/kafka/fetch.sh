@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Copies Apache Kafka's jars from Maven Central into ${OFFSETLAKE_CACHE:-.cache}/kafka-<version>/libs,
+# the classpath the integration tests run the broker and Kafka's tools from
+# (tests/integration/kafka_broker.py). Idempotent: does nothing when the jars are already there.
+# Maven's local repository stays the default (~/.m2), so a second clone fetches nothing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+pom="$here/pom.xml"
+version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")"
+if [[ -z "$version" ]]; then
+  echo "fetch.sh: no <kafka.version> in $pom" >&2
+  exit 1
+fi
+
+cache="${OFFSETLAKE_CACHE:-.cache}"
+[[ "$cache" = /* ]] || cache="$root/$cache"
+dest="$cache/kafka-$version"
+marker="$dest/libs/.complete"
+
+if [[ -f "$marker" ]]; then
+  echo "Kafka $version jars already in $dest/libs"
+  exit 0
+fi
+
+command -v mvn >/dev/null || { echo "fetch.sh: mvn (Maven) is not installed" >&2; exit 1; }
+
+# Copy into a scratch directory and move it into place only when complete, so an interrupted
+# fetch never leaves a half-filled libs/ that looks finished.
+mkdir -p "$dest"
+scratch="$(mktemp -d "$dest/libs.partial.XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+echo "Fetching Kafka $version jars from Maven Central into $dest/libs ..."
+start=$SECONDS
+mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$scratch"
+touch "$scratch/.complete"
+rm -rf "$dest/libs"
+mv "$scratch" "$dest/libs"
+trap - EXIT
+echo "Kafka $version: $(ls "$dest/libs" | wc -l) jars in $dest/libs ($((SECONDS - start)) s)"

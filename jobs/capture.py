@@ -1,0 +1,328 @@
+"""``offsetlake capture``: snapshot ``__consumer_offsets`` from a live cluster into bronze Parquet.
+
+A capture is a consistent cut: the end offset of every partition is recorded first, then each
+partition is read from its log start offset up to that end, and nothing after it. The consumer has
+no group (it commits nothing and joins nothing), reads ``read_committed`` and writes rows of exactly
+:data:`jobs.bronze.RAW_RECORDS_SCHEMA` into ``<out>/raw_records/`` (one Parquet file per partition,
+in row groups of :data:`ROW_GROUP_ROWS`, so memory stays bounded whatever the topic's size).
+``<out>/manifest.json`` is written last: a directory without it is an incomplete capture.
+
+    offsetlake capture --bootstrap-server 127.0.0.1:9092 --out snapshots/2026-11-22
+
+What a capture cannot see
+-------------------------
+The consumer API returns records, not the log, so these columns are null (or fixed) in a capture
+and a few things are simply absent. Read segment files (``offsetlake ingest``) when they matter.
+
+* **Control records / transaction markers** (COMMIT, ABORT): never returned; ``is_control`` is
+  False and ``control_type``/``coordinator_epoch`` are null.
+* **Producer ids and epochs**, ``is_transactional``: not exposed (null). Offsets committed in a
+  transaction look like plain commits.
+* **Aborted transactional data**: ``read_committed`` hides it (replaying it would install offsets
+  that never took effect). **Open transactions** are invisible too: in ``read_committed`` the end
+  offset is the last stable offset, which stops before the first open transaction's records;
+  the manifest keeps each partition's high watermark beside it.
+* **Batch framing**: ``batch_base_offset``, ``magic``, ``compression`` and ``file_position`` are null.
+* **CRCs**: the consumer verifies every batch CRC (``check_crcs``) and fails on a mismatch, so every
+  captured row has ``crc_valid = True``; a capture cannot report *which* batch was corrupt the way
+  a segment read does.
+* **Compacted records**: records the log cleaner has already removed are gone for a capture exactly
+  as for segment files (offsets have gaps there); so is **anything before the log start offset**
+  (deleted or truncated segments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, TextIO
+
+import kafka
+import pyarrow as pa
+import pyarrow.parquet as pq
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
+
+from jobs.bronze import RAW_RECORDS_SCHEMA
+from jobs.kafka_config import KafkaConfigError, client_settings, redact
+
+OFFSETS_TOPIC = "__consumer_offsets"
+RECORDS_DIR = "raw_records"   # out_dir/raw_records/*.parquet: one table, readable as a directory
+ROW_GROUP_ROWS = 50_000
+ISOLATION_LEVEL = "read_committed"
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+PROGRESS_INTERVAL_S = 2.0
+
+
+class CaptureError(RuntimeError):
+    """The capture could not be made (unreachable cluster, bad settings, stalled read, ...)."""
+
+
+@dataclass(frozen=True)
+class PartitionCapture:
+    partition: int
+    start_offset: int       # log start offset when the capture began
+    end_offset: int         # last stable offset at the cut (read_committed end); read up to here
+    high_watermark: int     # > end_offset when a transaction was open at the cut
+    rows: int
+    file: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    snapshot_id: str
+    cluster_id: str | None
+    bootstrap_servers: str
+    topic: str
+    capture_started_at: str
+    capture_finished_at: str
+    isolation_level: str
+    kafka_python_version: str
+    schema: list[str]
+    partitions: list[PartitionCapture] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Manifest":
+        raw = json.loads(Path(path).read_text())
+        raw["partitions"] = [PartitionCapture(**p) for p in raw["partitions"]]
+        return cls(**raw)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | None = None,
+            config: Mapping[str, Any] | None = None, progress: TextIO | None = sys.stderr,
+            timeout_s: float = 30.0) -> Manifest:
+    """Capture every partition of ``__consumer_offsets`` into ``out_dir``; return the manifest.
+
+    ``config`` is the ``kafka:`` section of the configuration (kafka-python setting names); the
+    ``OFFSETLAKE_KAFKA_*`` environment variables add secrets. ``timeout_s`` bounds connecting and
+    any stretch of reading without progress.
+    """
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise CaptureError(f"{out} exists and is not empty; capture into a new directory")
+    try:
+        settings = client_settings(config)
+    except KafkaConfigError as exc:
+        raise CaptureError(str(exc)) from exc
+    started_at = utc_now()
+    snapshot_id = snapshot_id or "capture-" + started_at.replace("-", "").replace(":", "")[:15] + "Z"
+    _say(progress, f"capture {snapshot_id}: {bootstrap_server} {redact(settings)}")
+    cluster_id = _cluster_id(bootstrap_server, settings, timeout_s)
+    consumer = _consumer(bootstrap_server, settings, timeout_s, ISOLATION_LEVEL)
+    try:
+        partitions = _partitions(consumer, timeout_s)
+        starts = consumer.beginning_offsets(partitions, timeout_ms=int(timeout_s * 1000))
+        ends = consumer.end_offsets(partitions, timeout_ms=int(timeout_s * 1000))
+        watermarks = _high_watermarks(bootstrap_server, settings, timeout_s, partitions)
+        (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+        captured = []
+        for tp in partitions:
+            # Not "__consumer_offsets-N": Spark and Arrow skip files whose names start with "_".
+            file = out / RECORDS_DIR / f"partition-{tp.partition:04d}.parquet"
+            rows = _read_partition(consumer, tp, starts[tp], ends[tp], file, snapshot_id,
+                                   f"kafka://{bootstrap_server}/{OFFSETS_TOPIC}-{tp.partition}",
+                                   progress, timeout_s)
+            captured.append(PartitionCapture(tp.partition, starts[tp], ends[tp], watermarks[tp],
+                                             rows, f"{RECORDS_DIR}/{file.name}"))
+    except KafkaError as exc:
+        raise CaptureError(f"reading {OFFSETS_TOPIC} from {bootstrap_server} failed: {exc!r}") from exc
+    finally:
+        consumer.close(autocommit=False)
+    manifest = Manifest(snapshot_id, cluster_id, bootstrap_server, OFFSETS_TOPIC, started_at,
+                        utc_now(), ISOLATION_LEVEL, kafka.__version__, RAW_RECORDS_SCHEMA.names,
+                        captured)
+    (out / "manifest.json").write_text(manifest.to_json())
+    _say(progress, f"capture {snapshot_id}: {sum(p.rows for p in captured)} records from "
+                   f"{len(captured)} partitions into {out}")
+    return manifest
+
+
+def _connect_error(bootstrap_server: str, exc: Exception, timeout_s: float) -> CaptureError:
+    return CaptureError(
+        f"cannot reach Kafka at {bootstrap_server} within {timeout_s:g} s ({exc}). Check the host "
+        f"and port, that the listener's security protocol matches kafka.security_protocol "
+        f"(OFFSETLAKE_KAFKA_SECURITY_PROTOCOL), and the SASL/SSL settings.")
+
+
+def _cluster_id(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float) -> str | None:
+    """The cluster id from a MetadataResponse (v2+), through the admin client."""
+    admin_settings = {k: v for k, v in settings.items() if k in KafkaAdminClient.DEFAULT_CONFIG}
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap_server,
+                                 bootstrap_timeout_ms=int(timeout_s * 1000), **admin_settings)
+    except (KafkaError, OSError) as exc:
+        raise _connect_error(bootstrap_server, exc, timeout_s) from exc
+    try:
+        return admin.describe_cluster().get("cluster_id")
+    except KafkaError as exc:
+        raise CaptureError(f"cannot describe the cluster at {bootstrap_server}: {exc!r}") from exc
+    finally:
+        admin.close()
+
+
+def _consumer(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float,
+              isolation_level: str) -> KafkaConsumer:
+    try:
+        return KafkaConsumer(
+            bootstrap_servers=bootstrap_server, group_id=None, enable_auto_commit=False,
+            exclude_internal_topics=False, isolation_level=isolation_level,
+            auto_offset_reset="earliest", allow_auto_create_topics=False, check_crcs=True,
+            bootstrap_timeout_ms=int(timeout_s * 1000), **settings)
+    except (KafkaError, OSError) as exc:
+        raise _connect_error(bootstrap_server, exc, timeout_s) from exc
+
+
+def _partitions(consumer: KafkaConsumer, timeout_s: float) -> list[TopicPartition]:
+    deadline = time.monotonic() + timeout_s
+    while (numbers := consumer.partitions_for_topic(OFFSETS_TOPIC)) is None:
+        if time.monotonic() > deadline:
+            raise CaptureError(f"{OFFSETS_TOPIC} does not exist on this cluster (the broker creates "
+                               f"it when a group first uses it): nothing to capture")
+        time.sleep(0.5)
+    return [TopicPartition(OFFSETS_TOPIC, p) for p in sorted(numbers)]
+
+
+def _high_watermarks(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float,
+                     partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+    """End offsets as read_uncommitted sees them: beyond the cut when a transaction was open."""
+    consumer = _consumer(bootstrap_server, settings, timeout_s, "read_uncommitted")
+    try:
+        return consumer.end_offsets(partitions, timeout_ms=int(timeout_s * 1000))
+    finally:
+        consumer.close(autocommit=False)
+
+
+class _RowBuffer:
+    """Columns of up to ROW_GROUP_ROWS rows, flushed as one row group of the partition's file."""
+
+    def __init__(self, writer: pq.ParquetWriter, constants: Mapping[str, Any]):
+        self.writer = writer
+        self.constants = constants
+        self.columns: dict[str, list] = {n: [] for n in ("partition", "offset", "timestamp",
+                                                         "timestamp_type", "key", "value")}
+        self.rows = 0
+
+    def append(self, record) -> None:
+        self.columns["partition"].append(record.partition)
+        self.columns["offset"].append(record.offset)
+        self.columns["timestamp"].append(record.timestamp)
+        self.columns["timestamp_type"].append(
+            TIMESTAMP_TYPES.get(record.timestamp_type, "NoTimestampType"))
+        self.columns["key"].append(record.key)
+        self.columns["value"].append(record.value)
+        if len(self.columns["offset"]) >= ROW_GROUP_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        count = len(self.columns["offset"])
+        if count == 0:
+            return
+        arrays = []
+        for schema_field in RAW_RECORDS_SCHEMA:
+            if schema_field.name in self.columns:
+                arrays.append(pa.array(self.columns[schema_field.name], schema_field.type))
+            else:
+                arrays.append(pa.array([self.constants.get(schema_field.name)] * count,
+                                       schema_field.type))
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=RAW_RECORDS_SCHEMA))
+        self.rows += count
+        for column in self.columns.values():
+            column.clear()
+
+
+def _read_partition(consumer: KafkaConsumer, tp: TopicPartition, start: int, end: int, file: Path,
+                    snapshot_id: str, source_file: str, progress: TextIO | None,
+                    timeout_s: float) -> int:
+    """Read ``tp`` from ``start`` up to (not including) ``end`` into ``file``; return the row count."""
+    # What the consumer cannot observe is null; what it guarantees is constant (module docstring).
+    constants = {"snapshot_id": snapshot_id, "source_file": source_file, "is_control": False,
+                 "crc_valid": True}
+    began = last_report = last_progress = time.monotonic()
+    with pq.ParquetWriter(file, RAW_RECORDS_SCHEMA) as writer:
+        buffer = _RowBuffer(writer, constants)
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        position = start
+        while position < end:
+            for record in consumer.poll(timeout_ms=500, max_records=10_000).get(tp, []):
+                if record.offset >= end:
+                    break
+                buffer.append(record)
+            new_position = consumer.position(tp)
+            now = time.monotonic()
+            if new_position > position:
+                position, last_progress = new_position, now
+            elif now - last_progress > timeout_s:
+                raise CaptureError(f"{tp.topic}-{tp.partition}: no progress for {timeout_s:g} s at "
+                                   f"offset {position} (target {end})")
+            if now - last_report >= PROGRESS_INTERVAL_S:
+                _report(progress, tp, buffer.rows + len(buffer.columns["offset"]), start, end,
+                        position, now - began)
+                last_report = now
+        buffer.flush()
+    _report(progress, tp, buffer.rows, start, end, min(position, end), time.monotonic() - began)
+    return buffer.rows
+
+
+def _report(progress: TextIO | None, tp: TopicPartition, rows: int, start: int, end: int,
+            position: int, elapsed_s: float) -> None:
+    rate = rows / elapsed_s if elapsed_s > 0 else 0.0
+    _say(progress, f"  {tp.topic}-{tp.partition}: {rows} records, offset {position - start}/"
+                   f"{end - start} ({rate:,.0f} records/s)")
+
+
+def _say(progress: TextIO | None, line: str) -> None:
+    if progress is not None:
+        print(line, file=progress, flush=True)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``capture`` subcommand's options (wired into jobs/cli.py)."""
+    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
+                        help="a broker to bootstrap from (comma-separate several)")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
+                        help="new or empty directory for the Parquet files and manifest.json")
+    parser.add_argument("--snapshot-id", help="id of the snapshot (default: capture-<UTC time>)")
+    parser.add_argument("--timeout-s", type=float, default=30.0,
+                        help="seconds to wait for the cluster, or for a stalled read (default 30)")
+
+
+def run(args: argparse.Namespace, kafka_settings: Mapping[str, Any] | None = None) -> int:
+    """Run a capture from parsed arguments; 0 on success, 2 on a :class:`CaptureError`."""
+    if not logging.getLogger().handlers:
+        # kafka-python logs every failed connection attempt; the CaptureError says it once.
+        logging.getLogger("kafka").addHandler(logging.NullHandler())
+    if kafka_settings is None:
+        from jobs.config import load_config  # the conf/ YAML's kafka: section
+
+        kafka_settings = load_config().kafka
+    try:
+        capture(args.bootstrap_server, args.out, snapshot_id=args.snapshot_id,
+                config=kafka_settings, timeout_s=args.timeout_s)
+    except CaptureError as exc:
+        print(f"offsetlake capture: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="offsetlake capture", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
