@@ -1,0 +1,49 @@
+"""What the replay stage consumes: one event per record (or end-transaction marker) in log order.
+
+The Spark job builds these from the segment reader's batches: the batch header gives
+``producer_id`` and ``is_transactional`` (the coordinator keys pending offsets on the producer
+id alone), a control batch gives ``control_type`` and no ``record``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NO_PRODUCER_ID = -1
+COMMIT = "COMMIT"
+ABORT = "ABORT"
+CONTROL_TYPES = {0: ABORT, 1: COMMIT}
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayEvent:
+    """A data record (``record`` set, ``control_type`` None) or a marker (``record`` None).
+
+    ``record`` is a :class:`decoders.codec.CoordinatorRecord` or
+    :class:`decoders.codec.UnknownRecord` (Kafka's loader skips unknown types with a warning).
+    """
+
+    partition: int
+    offset: int
+    timestamp: int
+    producer_id: int = NO_PRODUCER_ID
+    is_transactional: bool = False
+    control_type: str | None = None
+    record: Any = None
+
+    @property
+    def is_marker(self) -> bool:
+        return self.control_type is not None
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return self.partition, self.offset
+
+
+def group_id_of(record: Any) -> str | None:
+    """The group a decoded record belongs to (``group`` for types 0-2, ``groupId`` otherwise)."""
+    key = getattr(record, "key", None)
+    if not isinstance(key, dict):
+        return None
+    return key.get("group", key.get("groupId"))
