@@ -9,6 +9,7 @@ the command line win: the factory only adds what is missing.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from jobs.config import PROJECT_ROOT, Config, load_config
@@ -74,6 +75,9 @@ def get_spark(cfg: Config | None = None, app_name: str | None = None):
     # a local run has no use for any address but loopback.
     if cfg.spark.master.startswith("local") and not _under_spark_submit():
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Python workers must run the interpreter that has offsetlake installed (the venv), not
+        # whatever `python3` is first on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = configure_builder(SparkSession.builder, cfg, app_name).getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
     return spark
