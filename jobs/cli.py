@@ -30,7 +30,7 @@ COMMANDS: tuple[Command, ...] = (
             "offsetlake capture --bootstrap-server broker:9092 --out snapshots/today"),
     Command("ingest", "jobs.ingest", "load a snapshot into the raw_records Delta table (Spark)",
             "offsetlake ingest snapshots/today --lake lake"),
-    Command("run", None, "ingest, decode and replay a snapshot into the lake's tables",
+    Command("run", "jobs.pipeline", "ingest, decode and replay a snapshot into the lake's tables",
             "offsetlake run samples/kafka-4.1 --lake lake"),
     Command("audit", None, "check fencing and downgrade rules; the exit code gates",
             "offsetlake audit --lake lake --target-version 3.9"),

@@ -19,12 +19,13 @@ from pathlib import Path
 from decoders.log import list_segments
 from jobs.bronze import QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
 from jobs.config import load_config
-from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot
+from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.segment_rows import ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, read_tasks
 from jobs.segment_rows import QUARANTINE as QUARANTINE_ROW
 
 DEFAULT_RANGE_MB = 64
-CAPTURE_DATA_DIR = "raw_records"  # where `offsetlake capture` puts its Parquet files
+CAPTURE_DATA_DIR = "raw_records"
+INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns  # where `offsetlake capture` puts its Parquet files
 
 
 @dataclass
@@ -137,11 +138,11 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
             spark, paths, snapshot_id, range_bytes, progress)
         source = "segments"
     replace_snapshot(records, lake, RAW_RECORDS, snapshot_id)
-    replace_snapshot(bad, lake, QUARANTINE, snapshot_id)
+    replace_snapshot(bad, lake, QUARANTINE, snapshot_id, only=INGEST_STAGES)
     if persisted is not None:
         persisted.unpersist()
-    written = read_table(spark, lake, RAW_RECORDS).where(f"snapshot_id = '{snapshot_id}'").count()
-    quarantined = read_table(spark, lake, QUARANTINE).where(f"snapshot_id = '{snapshot_id}'").count()
+    written = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id).count()
+    quarantined = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(INGEST_STAGES).count()
     return IngestReport(snapshot_id, source, files, ranges, total, accounted, read_count, written,
                         quarantined, time.monotonic() - started)
 

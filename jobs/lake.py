@@ -21,17 +21,26 @@ def _sql_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def replace_snapshot(df, lake: Path, table: str, snapshot_id: str) -> None:
+def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | None = None) -> None:
     """Write ``df`` (rows of one snapshot) as that snapshot's whole content of ``table``.
+
+    ``only`` narrows what is replaced to the rows one stage owns when several stages write the
+    same table (``quarantine``: ``stage = 'decode'``); ``df`` must satisfy it.
 
     >>> replace_snapshot(rows, Path("lake"), "raw_records", "2026-11-22")  # doctest: +SKIP
     """
+    predicate = f"snapshot_id = {_sql_literal(snapshot_id)}" + (f" AND ({only})" if only else "")
     (df.write.format("delta")
        .mode("overwrite")
-       .option("replaceWhere", f"snapshot_id = {_sql_literal(snapshot_id)}")
+       .option("replaceWhere", predicate)
        .partitionBy("snapshot_id")
        .save(table_path(lake, table)))
 
 
 def read_table(spark, lake: Path, table: str):
     return spark.read.format("delta").load(table_path(lake, table))
+
+
+def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
+    """The rows of one snapshot in ``table``."""
+    return read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")

@@ -8,6 +8,7 @@ the command line win: the factory only adds what is missing.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -78,6 +79,10 @@ def get_spark(cfg: Config | None = None, app_name: str | None = None):
         # Python workers must run the interpreter that has offsetlake installed (the venv), not
         # whatever `python3` is first on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # PySpark logs every failed query's full JVM stack trace from these loggers; the CLI reports
+    # the error itself, in one line.
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     spark = configure_builder(SparkSession.builder, cfg, app_name).getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
     return spark

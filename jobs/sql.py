@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         df = spark.sql(args.query)
     except (AnalysisException, ParseException) as exc:
-        print(f"offsetlake sql: {exc.getMessage() if hasattr(exc, 'getMessage') else exc}\n"
+        print(f"offsetlake sql: {str(exc).splitlines()[0]}\n"
               f"tables in {cfg.lake_path}: {', '.join(names)}", file=sys.stderr)
         return 2
     write_rows(df, args.format, limit=args.limit)
