@@ -121,3 +121,14 @@ def run(args: argparse.Namespace) -> int:
     report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
     print(report.summary())
     return 0 if report.reconciled else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """spark-submit entry point: ``spark-submit jobs/pipeline.py SNAPSHOT --lake LAKE``."""
+    parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
