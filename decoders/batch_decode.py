@@ -34,10 +34,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .codec import UnknownRecord, decode_record
+from .codec import UnknownRecord, decode_record_shallow
 from .columnar import decode_offset_commits
+from .embedded import RENDERED_AS_OBJECTS, expand_embedded
 from .errors import DecodeError, UnknownRecordTypeError
-from .kafka_json import dumps, value_json
+from .json_text import value_json_text
 from .records_catalog import RECORD_TYPES
 
 OUTPUT_SCHEMA = pa.schema([
@@ -67,28 +68,30 @@ def decode_batch(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.Chunked
     fast = decode_offset_commits(keys, values)
     rest = np.flatnonzero(~fast.handled)
     taken = pa.array(rest)
-    lists = _decode_generic(keys.take(taken).to_pylist(), values.take(taken).to_pylist(),
+    lists = _decode_generic(_pylist(keys.take(taken)), _pylist(values.take(taken)),
                             with_value_json, decode_embedded)
-    gen = {name: pa.array(lists[name], OUTPUT_SCHEMA.field(name).type) for name in _GENERIC}
+    gen = {name: pa.array(lists[name], OUTPUT_SCHEMA.field(name).type)
+           for name in ("group_id", "topic", "metadata", "topic_id", "member_id", "value_json",
+                        "error_reason", "error_message")}
     h = fast.handled
     has_value = h & ~fast.is_tombstone
     zeros = np.zeros(n, np.int32)
-    cols = {"record_type": _numeric(fast.record_type, h, gen["record_type"], rest),
-            "partition": _numeric(fast.partition, h, gen["partition"], rest),
-            "trailing_bytes": _numeric(zeros, h, gen["trailing_bytes"], rest),
-            "key_trailing_bytes": _numeric(zeros, h, gen["key_trailing_bytes"], rest),
+    cols = {"record_type": _numeric(fast.record_type, h, lists["record_type"], rest),
+            "partition": _numeric(fast.partition, h, lists["partition"], rest),
+            "trailing_bytes": _numeric(zeros, h, lists["trailing_bytes"], rest),
+            "key_trailing_bytes": _numeric(zeros, h, lists["key_trailing_bytes"], rest),
             "group_id": _interleave(fast.group, gen["group_id"], rest),
             "topic": _interleave(fast.topic, gen["topic"], rest),
             "metadata": _interleave(fast.metadata, gen["metadata"], rest),
             "topic_id": _topic_ids(fast.topic_id, has_value & fast.has_topic_id, gen["topic_id"], rest),
             "is_tombstone": pa.array(fast.is_tombstone)}
     for name in _VALUE_FIELDS:
-        cols[name] = _numeric(getattr(fast, name), has_value, gen[name], rest)
+        cols[name] = _numeric(getattr(fast, name), has_value, lists[name], rest)
     for name in ("member_id", "value_json", "error_reason", "error_message"):
         cols[name] = _spread(gen[name], rest, n)
     # Known types only: the name is a lookup by record type wherever the row decoded.
     named = h.copy()
-    named[rest] = np.asarray(gen["type_name"].is_valid())
+    named[rest] = [name is not None for name in lists["type_name"]]
     index = np.where(named, np.asarray(cols["record_type"].fill_null(0)), 0).astype(np.int64)
     cols["type_name"] = _TYPE_NAMES.take(pa.array(index, mask=~named))
     return pa.RecordBatch.from_arrays([cols[name] for name in OUTPUT_SCHEMA.names], schema=OUTPUT_SCHEMA)
@@ -98,18 +101,41 @@ def _single_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def _numeric(fast: np.ndarray, fast_valid: np.ndarray, generic: pa.Array, rest: np.ndarray) -> pa.Array:
-    """Fast values where ``fast_valid``, generic values on the ``rest`` rows."""
+def _pylist(arr: pa.Array) -> list:
+    """``arr.to_pylist()`` for a binary array, without Arrow's per-element scalar objects."""
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        return arr.to_pylist()
+    _, offsets, data = arr.buffers()
+    bounds = np.frombuffer(offsets, np.int64 if pa.types.is_large_binary(arr.type) else np.int32)
+    bounds = bounds[arr.offset:arr.offset + len(arr) + 1].tolist()
+    raw = data.to_pybytes() if data is not None else b""
+    out = [raw[start:end] for start, end in zip(bounds, bounds[1:])]
+    if arr.null_count:
+        out = [x if ok else None for x, ok in zip(out, np.asarray(arr.is_valid()).tolist())]
+    return out
+
+
+def _numeric(fast: np.ndarray, fast_valid: np.ndarray, generic: list, rest: np.ndarray) -> pa.Array:
+    """Fast values where ``fast_valid`` (never on a ``rest`` row), generic values (one per
+    ``rest`` row, None for null) on the ``rest`` rows."""
+    nulls = generic.count(None)
+    if nulls == len(generic):  # e.g. offset fields when no offset commit fell back
+        return pa.array(fast, mask=~fast_valid)
     values, valid = fast.copy(), fast_valid.copy()
-    values[rest] = generic.fill_null(0).to_numpy(zero_copy_only=False)
-    valid[rest] = np.asarray(generic.is_valid())
+    if nulls == 0:
+        values[rest] = generic
+        valid[rest] = True
+    else:
+        present = np.array([x is not None for x in generic], bool)
+        values[rest[present]] = [x for x in generic if x is not None]
+        valid[rest] = present
     return pa.array(values, mask=~valid)
 
 
 def _interleave(fast: pa.Array, generic: pa.Array, rest: np.ndarray) -> pa.Array:
     """Strings from ``fast`` (null on the rest rows) and ``generic`` (one per rest row)."""
     fast = fast.cast(pa.string())
-    if len(rest) == 0:
+    if generic.null_count == len(generic):  # fast is already null on every rest row
         return fast
     n = len(fast)
     idx = np.arange(n, dtype=np.int64)
@@ -151,19 +177,24 @@ def _topic_ids(fast: np.ndarray, fast_valid: np.ndarray, generic: pa.Array, rest
 def _decode_generic(keys: list, values: list, with_value_json: bool,
                     decode_embedded: bool) -> dict[str, list]:
     """Output columns (as Python lists, in :data:`_GENERIC` order) for the rows the fast path
-    left, one :func:`decode_record` each."""
+    left, one decode each. Embedded blobs are decoded only where ``value_json`` shows them as
+    objects: nothing else in a row depends on them."""
+    expand = with_value_json and decode_embedded
     rows = []
+    append = rows.append
     for key, value in zip(keys, values):
         try:
             if key is None:
                 raise DecodeError("record has a null key", stage="key")
-            rec = decode_record(key, value)
-            if isinstance(rec, UnknownRecord):
+            rec = decode_record_shallow(key, value)
+            if type(rec) is UnknownRecord:
                 raise UnknownRecordTypeError(rec.record_type, stage="key")
-            rows.append(_row(rec, with_value_json, decode_embedded))
+            if expand and rec.record_type in RENDERED_AS_OBJECTS:
+                expand_embedded(rec.record_type, rec.value)
+            append(_row(rec, with_value_json, decode_embedded))
         except DecodeError as err:
             record_type = int.from_bytes(key[:2], "big", signed=True) if key and len(key) >= 2 else None
-            rows.append((record_type,) + _NO_FIELDS + (err.reason, err.describe()))
+            append((record_type,) + _NO_FIELDS + (err.reason, err.describe()))
     columns = list(zip(*rows)) if rows else [()] * len(_GENERIC)
     return dict(zip(_GENERIC, columns))
 
@@ -176,8 +207,7 @@ def _row(rec, with_value_json: bool, decode_embedded: bool) -> tuple:
     key, value, t = rec.key, rec.value, rec.record_type
     trailing = (rec.trailing_bytes, rec.key_trailing_bytes, None, None)
     if t not in _OFFSET_TYPES:
-        text = (dumps(value_json(rec, decode_embedded=decode_embedded))
-                if with_value_json and value is not None else None)
+        text = value_json_text(rec, decode_embedded=decode_embedded) if with_value_json else None
         return (t, rec.type_name, key.get("groupId", key.get("group")), key.get("memberId"), None,
                 None, rec.value_version, None, None, None, None, None, None, text) + trailing
     head = (t, rec.type_name, key["group"], None, key["topic"], key["partition"], rec.value_version)

@@ -107,6 +107,18 @@ def decode_key(key: bytes) -> tuple[_Entry | None, int, dict | None, int]:
 
 def decode_record(key: bytes, value: bytes | None) -> CoordinatorRecord | UnknownRecord:
     """Decode one ``__consumer_offsets`` record; raises :class:`DecodeError` subclasses."""
+    return _decode(key, value, True)
+
+
+def decode_record_shallow(key: bytes, value: bytes | None) -> CoordinatorRecord | UnknownRecord:
+    """:func:`decode_record` without expanding embedded consumer-protocol blobs: they stay bytes
+    and ``embedded_errors`` stays empty. For callers that never look inside them (a blob that
+    fails to decode stays raw bytes anyway, so nothing else differs); see
+    :func:`decoders.embedded.expand_embedded` to expand them later."""
+    return _decode(key, value, False)
+
+
+def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
     if type(key) is not bytes:
         key = bytes(key)
     # decode_key inlined: this is the per-record hot path.
@@ -145,7 +157,7 @@ def decode_record(key: bytes, value: bytes | None) -> CoordinatorRecord | Unknow
         if pos != n and len(layouts) > 1:
             layout, vd, pos, unk = _alternatives(layouts, value, None, (layout, vd, pos, unk))
     rec = CoordinatorRecord(t, entry.name, kd, version, vd, unk, n - pos, layout, (), key_trailing)
-    if entry.post is not None:
+    if expand and entry.post is not None:
         rec.embedded_errors = tuple(entry.post(vd))
     return rec
 

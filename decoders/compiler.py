@@ -33,6 +33,13 @@ def _uuid_lines(v: str, ind: str) -> list[str]:
             f"{ind}{v} = _UC({v}) or _uuid({v})"]
 
 
+def _null_call(nullable: bool, kind: str, path: str) -> str:
+    """A negative length ``n``: None when nullable and -1 (inlined: the common case), else the
+    typed error."""
+    error = f"_null(n, {nullable}, {kind!r}, {path})"
+    return f"None if n == -1 else {error}" if nullable else error
+
+
 def _unknown_tag(unk: dict, path, tag: int, raw: bytes) -> None:
     unk.setdefault(P.render_path(path), {})[tag] = raw
 
@@ -134,8 +141,7 @@ class _Gen:
             return lines + [f"{ind}pos += {size}"]
         width = 2 if kind == "string" else 4
         lines = self._length("n", width, compact, ind, path)
-        lines += [f"{ind}if n < 0:", f"{ind}    {v} = _null(n, {nullable}, {kind!r}, {path})",
-                  f"{ind}else:"]
+        lines += [f"{ind}if n < 0:", f"{ind}    {v} = {_null_call(nullable, kind, path)}", f"{ind}else:"]
         body = ind + "    "
         if kind == "string" and compact:  # an int16 length cannot exceed the limit
             lines.append(f"{body}if n > {P.MAX_STRING}: raise _invlen('string length %d exceeds {P.MAX_STRING}' % n, {path})")
@@ -164,14 +170,14 @@ class _Gen:
                path: str) -> list[str]:
         elem = f.elem_type
         lines = self._length("n", 4, flexible, ind, path)
-        lines += [f"{ind}if n < 0:", f"{ind}    {v} = _null(n, {nullable}, 'array', {path})",
-                  f"{ind}else:"]
+        lines += [f"{ind}if n < 0:", f"{ind}    {v} = {_null_call(nullable, 'array', path)}", f"{ind}else:"]
         body = ind + "    "
         if elem in P.FIXED and elem != "uuid":
             fmt, size = P.FIXED[elem]
             # Bounds first: a forged count must never size an allocation.
+            unpack = self.const(P.array_unpackers(fmt))  # precompiled for short arrays
             lines += [f"{body}if end - pos < n * {size}: raise _trunc(n * {size}, end - pos, {path})",
-                      f"{body}{v} = list(_unpack('>%d{fmt}' % n, buf, pos))",
+                      f"{body}{v} = list({unpack}[n](buf, pos) if n < {P.SHORT_ARRAY} else _unpack('>%d{fmt}' % n, buf, pos))",
                       f"{body}pos += n * {size}"]
             return lines
         lines += [f"{body}if n > end - pos: raise _trunc(n, end - pos, {path})",

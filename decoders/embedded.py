@@ -19,11 +19,13 @@ from .errors import DecodeError
 from .primitives import INT16
 from .writer import encode_struct
 
+_I16 = INT16.unpack_from
+
 STRUCTS = {"subscription": SUBSCRIPTION, "assignment": ASSIGNMENT}
 HIGHEST = 3
-# Compiled once at import, like the record readers.
-_READERS = {(kind, v): compile_reader(st, v, False) for kind, st in STRUCTS.items()
-            for v in range(HIGHEST + 1)}
+# Compiled once at import, like the record readers: _READERS[kind][version].
+_READERS = {kind: [compile_reader(st, v, False) for v in range(HIGHEST + 1)]
+            for kind, st in STRUCTS.items()}
 
 
 class EmbeddedBlob(dict):
@@ -41,19 +43,27 @@ class EmbeddedBlob(dict):
         return (EmbeddedBlob, (self.kind, dict(self), self.trailing))
 
 
+_new_blob = dict.__new__
+
+
 def decode_blob(kind: str, raw: bytes) -> EmbeddedBlob | None:
     """The decoded blob, or None when ``raw`` is not a valid blob of this kind."""
     if len(raw) < 2:
         return None
-    version = INT16.unpack_from(raw, 0)[0]
+    version = _I16(raw, 0)[0]
     if version < 0:
         return None
-    reader = _READERS[kind, min(version, HIGHEST)]
     try:
-        fields, pos = reader(raw, 2, len(raw), None, None)
+        fields, pos = _READERS[kind][version if version < HIGHEST else HIGHEST](raw, 2, len(raw), None, None)
     except DecodeError:
         return None
-    return EmbeddedBlob(kind, {"version": version, **fields}, raw[pos:])
+    # EmbeddedBlob(kind, {"version": version, **fields}, raw[pos:]) without the intermediate dict.
+    blob = _new_blob(EmbeddedBlob)
+    blob["version"] = version
+    blob.update(fields)
+    blob.kind = kind
+    blob.trailing = raw[pos:]
+    return blob
 
 
 def encode_blob(kind: str, blob: dict) -> bytes:
@@ -123,3 +133,13 @@ def encode_embedded(record_type: int, value: dict) -> dict:
 
 
 POST_DECODE = {2: decode_group_members, 5: decode_classic_protocols}
+# Record types whose decoded blobs Kafka's JSON renders as objects (DumpLogSegments' type-2
+# members); elsewhere a blob renders as the Base64 of its bytes, decoded or not.
+RENDERED_AS_OBJECTS = frozenset({2})
+
+
+def expand_embedded(record_type: int, value: dict | None) -> tuple[str, ...]:
+    """Decode, in place, the blobs of a value decoded without them
+    (:func:`decoders.codec.decode_record_shallow`); returns the paths of blobs left raw."""
+    post = POST_DECODE.get(record_type)
+    return () if post is None or value is None else tuple(post(value))

@@ -16,6 +16,7 @@ the common cases and call the slow paths here.
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 
@@ -34,6 +35,13 @@ FIXED = {"bool": ("?", 1), "int8": ("b", 1), "int16": ("h", 2), "int32": ("i", 4
          "int64": ("q", 8), "uint16": ("H", 2), "uint32": ("I", 4), "float64": ("d", 8),
          "uuid": ("QQ", 16)}
 MAX_STRING = 0x7FFF
+SHORT_ARRAY = 64  # arrays of fixed-width elements shorter than this use a precompiled Struct
+
+
+@functools.lru_cache(maxsize=None)
+def array_unpackers(fmt: str) -> tuple:
+    """``unpack_from`` of ``n`` big-endian ``fmt`` elements, indexed by ``n < SHORT_ARRAY``."""
+    return tuple(struct.Struct(f">{n}{fmt}").unpack_from for n in range(SHORT_ARRAY))
 
 _new = object.__new__
 _setattr = object.__setattr__
