@@ -12,9 +12,10 @@ Rules:
   known type with a value version outside its valid versions → :class:`UnknownVersionError`
   (Kafka fails the partition load on that). Empty key/value → :class:`TruncatedError`.
 * Layout selection (types whose id was reused with another v0 layout: 4, 5, 7, 8 in 3.7.0; 9 in
-  3.9; 11 and 15 in 4.0): the current layout is tried first; if it raises a ``DecodeError`` or
-  leaves trailing bytes, each older layout is tried in order and the first that consumes the value
-  exactly wins (``layout`` names it). If none does, a current parse with leftovers is kept
+  3.9; 11 and 15 in 4.0): the current layout is tried first; if it raises a ``DecodeError``,
+  leaves trailing bytes or only fits by reading unknown tagged fields, each older layout is tried
+  in order and the first that consumes the value exactly with no unknown tags wins (``layout``
+  names it). If none does, a current parse with leftovers is kept
   (``trailing_bytes`` > 0), else the current layout's error is raised.
 * Trailing bytes after a value are accepted like Kafka does, but counted in ``trailing_bytes``
   (``key_trailing_bytes`` for keys) so audits can flag them.
@@ -154,7 +155,9 @@ def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
             raise err.at(stage="value")
         layout, vd, pos, unk = _alternatives(layouts, value, err, None)
     else:
-        if pos != n and len(layouts) > 1:
+        # A current read that leaves bytes, or that only fits by finding tags no version of the
+        # current layout ever wrote, is weaker evidence than an older layout read exactly.
+        if (pos != n or unk) and len(layouts) > 1:
             layout, vd, pos, unk = _alternatives(layouts, value, None, (layout, vd, pos, unk))
     rec = CoordinatorRecord(t, entry.name, kd, version, vd, unk, n - pos, layout, (), key_trailing)
     if expand and entry.post is not None:
@@ -170,7 +173,7 @@ def _alternatives(layouts, value: bytes, error: DecodeError | None, partial):
             vd, pos = reader(value, 2, n, unk, None)
         except DecodeError:
             continue
-        if pos == n:
+        if pos == n and not unk:
             return name, vd, pos, unk
     if partial is not None:
         return partial

@@ -178,3 +178,16 @@ def _bounds(kind):
         return 0, (1 << int(kind[4:])) - 1
     bits = int(kind[3:])
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def test_layout_choice_prefers_an_exact_older_read_over_unknown_tags():
+    """3.9 bytes of type 9 that the current layout can only read as two out-of-order unknown
+    tags (found by hypothesis): the exact 3.9 read wins, and the bytes round trip."""
+    from decoders import decode_record, encode_record
+
+    key = bytes.fromhex("000900" "00")
+    value = bytes.fromhex("0000" "01" "02" "4f0f8fecdbbda10600179ea0198f7eb9" "01" "00" "00")
+    rec = decode_record(key, value)
+    assert rec.layout == "historical/3.9" and rec.unknown_tags == {}
+    assert rec.value["deletingTopics"][0]["topicName"] == ""
+    assert encode_record(rec) == (key, value)
