@@ -3,22 +3,25 @@
 It replaces ``kafka-dump-log.sh --offsets-decoder`` for ``__consumer_offsets`` and is never locked
 to a Kafka release: keys and values use Kafka's own JSON shape (``{"type":N,"data":{..}}`` and
 ``{"version":V,"data":{..}}``), control records show their marker, and whatever cannot be read is
-printed with its reason and raw bytes instead of being skipped.
+printed with its reason and raw bytes instead of being skipped. Output shapes: ``docs/dump.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Iterator
 
 from decoders import UnknownRecord, decode_record
+from decoders.codec import decode_key
 from decoders.errors import DecodeError
 from decoders.kafka_json import dumps, key_json, value_json
-from decoders.log import BatchError, RecordBatch, TruncatedTail, iter_segment, list_segments
+from decoders.log import BatchError, LogRecord, RecordBatch, TruncatedTail, iter_segment, list_segments
 
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
 RAW_HEX_LIMIT = 4096
+EXIT_OK, EXIT_IO_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def _batch_json(batch: RecordBatch) -> dict:
@@ -32,35 +35,59 @@ def _hex(data: bytes | None) -> str | None:
     return None if data is None else data.hex()
 
 
-def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, object]]:
-    """(JSON object, decoded record or None) for each record of a batch."""
+def _record_error(record: LogRecord, stage: str, reason: str, message: str) -> dict:
+    return {"error": {"stage": stage, "reason": reason, "message": message},
+            "keyHex": _hex(record.key), "valueHex": _hex(record.value)}
+
+
+def _group_of(key: dict | None) -> str | None:
+    key = key or {}
+    return key.get("groupId", key.get("group"))
+
+
+def _key_facts(key: bytes) -> tuple[int | None, str | None]:
+    """(record type, group) of a record whose value failed to decode, as far as the key tells."""
+    try:
+        _, record_type, fields, _ = decode_key(key)
+    except DecodeError:
+        return (int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None), None
+    return record_type, _group_of(fields)
+
+
+def describe_record(record: LogRecord) -> tuple[dict, int | None, str | None]:
+    """The key/value (or error) part of a data record's object, with its type and group."""
+    if record.key is None:
+        return _record_error(record, "key", "null_key", "record has a null key"), None, None
+    try:
+        decoded = decode_record(record.key, record.value)
+    except DecodeError as exc:
+        record_type, group = _key_facts(record.key)
+        return (_record_error(record, exc.stage or "record", exc.reason, exc.message),
+                record_type, group)
+    if isinstance(decoded, UnknownRecord):
+        message = f"unknown record type {decoded.record_type}"
+        return _record_error(record, "key", "unknown_type", message), decoded.record_type, None
+    return ({"key": key_json(decoded), "value": value_json(decoded)}, decoded.record_type,
+            _group_of(decoded.key))
+
+
+def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | None, str | None]]:
+    """(JSON object, record type, group) for each record of a batch; type and group are None
+    for control records and for records whose key cannot be read."""
     for record in batch.records:
-        head = {"partition": partition, "offset": record.offset, "timestamp": record.timestamp,
-                "timestampType": batch.timestamp_type, "batch": _batch_json(batch)}
+        obj = {"partition": partition, "offset": record.offset, "timestamp": record.timestamp,
+               "timestampType": batch.timestamp_type, "batch": _batch_json(batch)}
         if batch.is_control:
-            head["control"] = {"type": CONTROL_TYPES.get(record.control_type, record.control_type),
-                               "coordinatorEpoch": record.coordinator_epoch}
-            yield head, None
+            obj["control"] = {"type": CONTROL_TYPES.get(record.control_type, record.control_type),
+                              "coordinatorEpoch": record.coordinator_epoch}
+            yield obj, None, None
             continue
-        try:
-            decoded = decode_record(record.key, record.value)
-        except DecodeError as exc:
-            head["error"] = {"stage": exc.stage, "reason": exc.reason, "message": exc.message}
-            head.update(keyHex=_hex(record.key), valueHex=_hex(record.value))
-            yield head, None
-            continue
-        if isinstance(decoded, UnknownRecord):
-            head["error"] = {"stage": "key", "reason": "unknown_type",
-                             "message": f"unknown record type {decoded.record_type}"}
-            head.update(keyHex=_hex(record.key), valueHex=_hex(record.value))
-            yield head, decoded
-            continue
-        head["key"] = key_json(decoded)
-        head["value"] = value_json(decoded)
-        yield head, decoded
+        body, record_type, group = describe_record(record)
+        obj.update(body)
+        yield obj, record_type, group
 
 
-def _unreadable_object(partition, path, item) -> dict:
+def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dict:
     is_tail = isinstance(item, TruncatedTail)
     raw = item.raw[:RAW_HEX_LIMIT] if item.raw else b""
     return {"partition": partition, "offset": None if is_tail else item.base_offset,
@@ -72,23 +99,21 @@ def _unreadable_object(partition, path, item) -> dict:
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 
 
-def _group_of(decoded) -> str | None:
-    key = getattr(decoded, "key", None) or {}
-    return key.get("groupId", key.get("group"))
-
-
 def dump_objects(paths: list[str], groups=None, types=None) -> Iterator[dict]:
-    """Every object ``dump`` prints, in file and log order, after the --group/--type filters."""
+    """Every object ``dump`` prints, in file and log order, after the --group/--type filters.
+
+    Filters keep a record whose type / group (read from its key, even when its value cannot be
+    decoded) matches; they drop control records. Unreadable batches and truncated tails are
+    always printed: nobody can tell which groups their records belonged to."""
     for seg in list_segments(paths):
         for item in iter_segment(seg.path):
             if not isinstance(item, RecordBatch):
-                if not groups and not types:
-                    yield _unreadable_object(seg.partition, seg.path, item)
+                yield _unreadable_object(seg.partition, seg.path, item)
                 continue
-            for obj, decoded in record_objects(seg.partition, item):
-                if types and (decoded is None or decoded.record_type not in types):
+            for obj, record_type, group in record_objects(seg.partition, item):
+                if types and record_type not in types:
                     continue
-                if groups and (decoded is None or _group_of(decoded) not in groups):
+                if groups and group not in groups:
                     continue
                 yield obj
 
@@ -118,25 +143,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only records of this record type id, e.g. 1 for offset commits (repeatable)")
 
 
-def run(args: argparse.Namespace) -> int:
-    import errno
-    import os
+def _silence_stdout() -> None:
+    """After EPIPE: point fd 1 at /dev/null so the interpreter's final flush cannot fail again
+    (that would print 'Exception ignored ... BrokenPipeError' and exit 120)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (captured, replaced)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
+
+def run(args: argparse.Namespace) -> int:
     for p in args.paths:
         if not os.path.exists(p):
             print(f"offsetlake dump: {p}: no such file or directory", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
     render = dumps if args.format == "jsonl" else text_line
     out = sys.stdout
     try:
         for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ())):
             out.write(render(obj))
             out.write("\n")
+        out.flush()
     except BrokenPipeError:  # `offsetlake dump ... | head` is normal use
-        sys.stderr.close()
-        return 0
-    except OSError as exc:
-        if exc.errno == errno.EPIPE:
-            return 0
-        raise
-    return 0
+        _silence_stdout()
+        return EXIT_OK
+    except OSError as exc:   # unreadable file or directory: say which, no traceback
+        print(f"offsetlake dump: {exc}", file=sys.stderr)
+        return EXIT_IO_ERROR
+    return EXIT_OK
