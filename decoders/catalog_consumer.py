@@ -6,7 +6,7 @@ Layouts before 3.8.0 reused the same ids; see :mod:`decoders.catalog_historical`
 from __future__ import annotations
 
 from .catalog_historical import ALTERNATIVES
-from .schema import F, RecordType, S, Versions, arr
+from .schema import EMPTY, F, RecordType, S, Versions, arr
 
 V0 = Versions.parse("0")
 FLEX = Versions.parse("0+")
@@ -31,12 +31,13 @@ def target_assignment_metadata(prefix: str):
 
 TOPIC_PARTITION = S("TopicPartition", F("TopicId", "uuid"), F("Partitions", "[]int32"))
 
-# KIP-1251: AssignmentEpochs is aligned with Partitions; null in records written before 4.3.
+# KIP-1251: AssignmentEpochs is aligned with Partitions. Kafka's "default": null is unspecified
+# (EMPTY): records written before 4.3 lack the tag and read as [], an explicit null is None.
 TOPIC_PARTITIONS_WITH_EPOCHS = S(
     "TopicPartitions",
     F("TopicId", "uuid"),
     F("Partitions", "[]int32"),
-    F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None))
+    F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=EMPTY))
 
 PARTITION_METADATA = S("PartitionMetadata", F("Partition", "int32"), F("Racks", "[]string"))
 
@@ -68,7 +69,9 @@ TYPES = (
         F("SubscribedTopicRegex", "string", nullable="0+"),
         F("RebalanceTimeoutMs", "int32", default=-1),
         F("ServerAssignor", "string", nullable="0+"),
-        F("ClassicMemberMetadata", CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=None)),
+        # Default EMPTY (Kafka's JSON null): an absent tag is the empty struct; 4.3.1 writes an
+        # explicit null for consumer-protocol members (tag payload 00).
+        F("ClassicMemberMetadata", CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=EMPTY)),
         member=True),
     group_type(6, "ConsumerGroupTargetAssignmentMetadata",
                target_assignment_metadata("ConsumerGroup")),

@@ -7,7 +7,7 @@ index (status ``unverified``).
 from __future__ import annotations
 
 from .catalog_consumer import TOPIC_PARTITION, group_type, target_assignment_metadata
-from .schema import F, S, arr
+from .schema import EMPTY, F, S, arr
 
 _TOPIC_PARTITIONS_INFO = S("TopicPartitionsInfo", F("TopicId", "uuid"), F("TopicName", "string"),
                            F("Partitions", "[]int32"))
@@ -52,7 +52,7 @@ SHARE_TYPES = (
 
 _TASK_IDS = S("TaskIds", F("SubtopologyId", "string"), F("Partitions", "[]int32"))
 _TASK_IDS_WITH_EPOCHS = S("TaskIds", F("SubtopologyId", "string"), F("Partitions", "[]int32"),
-                          F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None))
+                          F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=EMPTY))
 _TOPIC_CONFIG = S("TopicConfig", F("key", "string"), F("value", "string"))
 _STREAMS_TOPIC_INFO = S("TopicInfo", F("Name", "string"), F("Partitions", "int32"),
                         F("ReplicationFactor", "int16"), F("TopicConfigs", arr(_TOPIC_CONFIG)))
@@ -66,7 +66,7 @@ STREAMS_TYPES = (
         F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
         F("LastAssignmentConfigs", arr(S("LastAssignmentConfig", F("Key", "string"),
                                          F("Value", "string"))),
-          nullable="0+", tag=1, default=None),
+          nullable="0+", tag=1, default=EMPTY),
         F("StoredDescriptionTopologyEpoch", "int32", tag=2, default=-1),
         F("FailedDescriptionTopologyEpoch", "int32", tag=3, default=-1))),
     group_type(18, "StreamsGroupPartitionMetadata", S(

@@ -114,7 +114,7 @@ class _Gen:
     # ---- single fields -----------------------------------------------------------------
 
     def _field(self, f: Field, v: str, version: int, flexible: bool, ind: str,
-               path: str | None = None) -> list[str]:
+               path: str | None = None, in_tag: bool = False) -> list[str]:
         path = path or f"(path, {f.json_name!r}, None)"
         nullable = version in f.nullable
         if f.is_array:
@@ -124,9 +124,11 @@ class _Gen:
             call = f"{v}, pos = {reader}(buf, pos, end, unk, {path})"
             if not nullable:
                 return [ind + call]
-            # Nullable struct: int8 marker, negative = null (Kafka reads readByte() < 0).
+            # Nullable struct: a presence marker. Untagged it is an int8, negative = null (Kafka
+            # reads readByte() < 0); in a tag payload 0 = null (Kafka 4.3.1 writes 01 00 01 00).
+            is_null = "buf[pos] == 0" if in_tag else "buf[pos] >= 128"
             return [f"{ind}if pos >= end: raise _trunc(1, 0, {path})",
-                    f"{ind}if buf[pos] >= 128:", f"{ind}    {v} = None", f"{ind}    pos += 1",
+                    f"{ind}if {is_null}:", f"{ind}    {v} = None", f"{ind}    pos += 1",
                     f"{ind}else:", f"{ind}    pos += 1", f"{ind}    {call}"]
         return self._scalar(f.type, v, flexible, nullable, ind, path)
 
@@ -196,7 +198,7 @@ class _Gen:
     def _tag_section(self, tagged: list[Field], var: dict, version: int, ind: str) -> list[str]:
         lines = []
         for f in tagged:
-            default = f.default_value(version)
+            default = f.default_value(version)  # an empty array/struct: a fresh literal per record
             lines.append(f"{ind}{var[f.name]} = {self.const(default)}" if not isinstance(default, (list, dict))
                          else f"{ind}{var[f.name]} = {default!r}")
         lines += [f"{ind}if pos >= end: raise _trunc(1, 0, (path, '_tagged_fields', None))",
@@ -243,10 +245,11 @@ class _Gen:
                 f"{ind}else:", f"{ind}    {target}, pos = _uvarint(buf, pos, end, {path})"]
 
     def _tag_reader(self, f: Field, version: int) -> str:
-        """A tag payload is the field's flexible encoding; a nullable struct gets a presence byte."""
+        """A tag payload is the field's flexible encoding; a nullable struct gets a presence byte
+        (0 = null)."""
         name = self.new("t_")
         out = [f"def {name}(buf, pos, end, unk, path):"]
-        out += self._field(f, "v", version, True, "    ")
+        out += self._field(f, "v", version, True, "    ", in_tag=True)
         out.append("    return v, pos")
         self.sources.append("\n".join(out))
         return name

@@ -4,6 +4,10 @@ A record type is described once, the way Kafka's message generator describes it 
 ``versions``, ``nullableVersions``, ``taggedVersions``/``tag``, ``default``); the compiler and the
 writer interpret these descriptions. Nothing in here knows about bytes.
 
+Defaults follow Kafka's generator: unspecified (:data:`MISSING`, or :data:`EMPTY` where Kafka's
+JSON says ``"default": null``) is the type's empty value, an empty struct included; ``None`` is a
+real null default (Kafka's string ``"null"``).
+
 Version ranges use Kafka's notation: ``"0+"``, ``"3+"``, ``"1"``, ``"0-4"``, ``"none"``.
 
 Example::
@@ -28,7 +32,17 @@ class _Missing:
         return "MISSING"
 
 
+class _Empty:
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
 MISSING: Any = _Missing()
+# Kafka's JSON schemas write ``"default": null`` on some tagged fields, but the message generator
+# reads ``default`` as a string and a JSON null as "" (unspecified): the default is the type's
+# empty value (empty struct, empty array), not null. Only the string ``"null"`` is a null default
+# (``default=None`` here). EMPTY marks the JSON-null case so it is not mistaken for a null default.
+EMPTY: Any = _Empty()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +99,12 @@ class Field:
 
     def default_value(self, version: int) -> Any:
         """The value a writer assumes when the field is not set (and a reader when a tag is absent)."""
-        if self.default is not MISSING:
+        if self.default is not MISSING and self.default is not EMPTY:
             return self.default
         if self.is_array:
             return []
-        if self.struct is not None:
-            return None if version in self.nullable else self.struct.default_dict(version)
+        if self.struct is not None:  # Kafka's ``new X()``, nullable or not
+            return self.struct.default_dict(version)
         return _TYPE_DEFAULTS[self.type]
 
 

@@ -2,7 +2,8 @@
 
 Used for fixtures, tests and re-encoding. Each (struct, version, flexible) is turned once into a
 list of small closures. Absent fields take their schema default; tagged fields are written only
-when they differ from their default, merged in tag order with unknown tags kept from a decode.
+when they differ from their default (an explicit None included, where the default is an empty
+struct or array), merged in tag order with unknown tags kept from a decode.
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ def _field_writer(f: Field, version: int, flexible: bool):
         return write_array
     if f.struct is not None:
         inner = compile_writer(f.struct, version, flexible)
+        # Presence marker: int8 1 / -1 inline; in a tag payload 1 / 0 (what Kafka 4.3.1 writes).
+        null_marker = 0 if flexible and version in f.tagged else 0xFF
 
         def write_struct(out, v, unk, path):
             if nullable:
-                # Presence marker: int8 1 / -1 inline; in a tag a uvarint 1 (same byte).
                 if v is None:
-                    out.append(0xFF)
+                    out.append(null_marker)
                     return
                 out.append(1)
             elif v is None:

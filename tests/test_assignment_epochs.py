@@ -1,4 +1,4 @@
-"""KIP-1251 effective assignment epochs (null ⇒ member epoch clamped at 0)."""
+"""KIP-1251 effective assignment epochs (absent, null or empty ⇒ member epoch clamped at 0)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ from decoders import decode_record, effective_assignment_epochs
     ([0, 1], None, -2, ([0, 0], "legacy_null", False)),
     ([0, 1], [4], 6, ([6, 6], "length_mismatch", True)),
     ([0], [1, 2], -2, ([0], "length_mismatch", True)),
+    ([0, 1], [], 7, ([7, 7], "legacy_null", False)),
+    ([0, 1], [], -2, ([0, 0], "legacy_null", False)),
     ([], None, 3, ([], "legacy_null", False)),
-    ([], [], 3, ([], "explicit", False)),
+    # Kafka's test is ``epochs != null && !epochs.isEmpty()``: an empty list is the legacy path
+    ([], [], 3, ([], "legacy_null", False)),
 ])
 def test_effective_assignment_epochs(partitions, epochs, member_epoch, expected):
     assert effective_assignment_epochs(partitions, epochs, member_epoch) == expected
@@ -28,8 +31,11 @@ def test_stored_list_is_exposed_exactly():
     assert tp["assignmentEpochs"] == [3, 5]
     assert effective_assignment_epochs(tp["partitions"], tp["assignmentEpochs"],
                                        rec.value["memberEpoch"]) == ([3, 5], "explicit", False)
-    # same record without the tag: null stays null
+    # same record without the tag (pre-4.3 writer): the schema default, an empty list
     legacy = decode_record(bytes.fromhex("000800016700016d"), bytes.fromhex(
         "0000" "00000005" "00000004" "00" "02" "00000000000000000000000000000001" "03" "00000000" "00000001"
         "00" "01" "00"))
-    assert legacy.value["assignedPartitions"][0]["assignmentEpochs"] is None
+    legacy_tp = legacy.value["assignedPartitions"][0]
+    assert legacy_tp["assignmentEpochs"] == []
+    assert effective_assignment_epochs(legacy_tp["partitions"], legacy_tp["assignmentEpochs"],
+                                       legacy.value["memberEpoch"]) == ([5, 5], "legacy_null", False)

@@ -2,7 +2,8 @@
 
 Loads ../shared/reference/schemas/ at test time (current trunk, removed/, historical/, embedded/,
 unverified-index-only/) and compares names, types, versions, nullability, tags and defaults over
-each schema's valid versions. Skipped only when the reference directory is absent.
+each schema's valid versions. Skipped only when the reference directory is absent. A reference
+``"default": null`` (JSON null) is Kafka's unspecified default, not a null one (see _their_default).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from decoders.catalog_embedded import ASSIGNMENT, SUBSCRIPTION
 from decoders.records_catalog import RECORD_TYPES
-from decoders.schema import Struct, Versions
+from decoders.schema import EMPTY, Struct, Versions
 
 SCHEMAS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "schemas"
 pytestmark = pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference schemas not present")
@@ -29,12 +30,14 @@ _NOT_COMPARED = {"unverified-index-only/ConsumerGroupMetadataValue.json",
 
 
 def _their_default(spec: dict):
-    if "default" not in spec:
+    """Kafka's generator reads ``default`` as a string: absent or JSON null is "" (unspecified, the
+    type's empty value: ``[]``, ``new X()``...); only the string ``"null"`` is a null default."""
+    d = spec.get("default")
+    if d is None:
         if spec["type"].startswith("[]"):
             return []
         return _TYPE_DEFAULTS.get(spec["type"], "struct")
-    d = spec["default"]
-    if d is None or d == "null":
+    if d == "null":
         return None
     base = spec["type"]
     if base in ("int8", "int16", "int32", "int64", "uint16", "uint32"):
@@ -58,8 +61,12 @@ def _compare(ours: Struct, theirs: list[dict], versions: range, where: str) -> N
         assert f.tag == spec.get("tag"), at
         existing = [v for v in versions if v in f.versions]
         expected = _their_default(spec)
-        if existing and expected != "struct":
+        if existing and expected == "struct":  # the empty struct, never null
+            assert f.default_value(existing[0]) == f.struct.default_dict(existing[0]), (at, "default")
+        elif existing:
             assert f.default_value(existing[0]) == expected, (at, "default")
+        # A JSON-null default is spelled EMPTY in our catalog, so it cannot pass for a null default.
+        assert (f.default is EMPTY) == ("default" in spec and spec["default"] is None), (at, "EMPTY")
         if f.struct is not None:
             assert f.struct.name == spec["type"].removeprefix("[]"), at
             _compare(f.struct, _struct_fields(spec), versions, at)

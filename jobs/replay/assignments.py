@@ -12,7 +12,7 @@ try:
     from decoders.assignment_epochs import effective_assignment_epochs
 except ImportError:  # pragma: no cover - the codec package ships it; kept for partial checkouts
     def effective_assignment_epochs(partitions, assignment_epochs, member_epoch):
-        if assignment_epochs is None:
+        if not assignment_epochs:  # absent, null or empty: legacy
             return [max(member_epoch, 0)] * len(partitions), "legacy_null", False
         if len(assignment_epochs) != len(partitions):
             return [max(member_epoch, 0)] * len(partitions), "length_mismatch", True

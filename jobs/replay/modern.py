@@ -81,9 +81,11 @@ def _member(ctx: ReplayContext, group: Group, record) -> None:
     member.subscribed_topic_regex = value.get("subscribedTopicRegex") or None
     member.rebalance_timeout_ms = value.get("rebalanceTimeoutMs", -1)
     member.server_assignor = value.get("serverAssignor") or None
+    # A consumer-protocol member has an explicit null (4.3.1) or no tag (the empty struct);
+    # a classic-protocol member always lists the protocols it supports.
     classic = value.get("classicMemberMetadata")
-    member.uses_classic_protocol = classic is not None
-    member.session_timeout_ms = classic["sessionTimeoutMs"] if classic else None
+    member.uses_classic_protocol = bool(classic and classic.get("supportedProtocols"))
+    member.session_timeout_ms = classic["sessionTimeoutMs"] if member.uses_classic_protocol else None
     if member.instance_id:
         group.static_members[member.instance_id] = member_id
     member.metadata_position = ctx.position

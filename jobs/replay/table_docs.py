@@ -54,7 +54,8 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "rebalance_timeout_ms": "rebalance timeout (ms)",
         "session_timeout_ms": "session timeout of classic-protocol members (ms)",
         "uses_classic_protocol": "member speaks the classic protocol (classic group, or "
-                                 "ClassicMemberMetadata present in a consumer group)",
+                                 "ClassicMemberMetadata with supported protocols in a "
+                                 "consumer group)",
         "member_epoch": "member epoch (-1 after its assignment tombstone, -2 static leave; null "
                         "for classic members)",
         "previous_member_epoch": "previous member epoch",

@@ -3,7 +3,8 @@
 Values are written at the versions current writers use: OffsetCommitValue v4 (4.1+, topic id
 tagged; v3 with ``offset_commit_version=3``), GroupMetadataValue v3, v0 for every KIP-848 type.
 Type-8 records carry KIP-1251 AssignmentEpochs unless the scenario emulates a pre-4.3 writer
-(``assignment_epochs=False``: the tagged field is absent, i.e. null).
+(``assignment_epochs=False``: the tagged field is absent, read back as ``[]``). Consumer-protocol
+members carry an explicit null ClassicMemberMetadata (``classic=None``), as 4.3.1 writes.
 """
 
 from __future__ import annotations
