@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jobs.config import PROJECT_ROOT, load_config
 
-DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"
+DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"  # a real snapshot, see its README
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -28,8 +28,11 @@ def replay_arrow(events: pa.Table) -> pa.Table:
     replay_events = []
     for r in rows:
         record = None if r["control_type"] else decode_record(r["key"], r["value"])
+        # A capture cannot see producer ids (null): its records are read_committed, so they
+        # replay as the non-transactional writes they now are.
+        producer_id = -1 if r["producer_id"] is None else r["producer_id"]
         replay_events.append(ReplayEvent(r["partition"], r["offset"], r["timestamp"],
-                                         r["producer_id"], bool(r["is_transactional"]),
+                                         producer_id, bool(r["is_transactional"]),
                                          r["control_type"], record))
     result = replay_group(replay_events)
     names, payloads = [], []

@@ -33,9 +33,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_sep("!", reason, yellow=True, bold=True)
 
 
-@pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory):
-    """A running single-node KRaft broker on 127.0.0.1, stopped at the end of the session."""
+def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka"):
+    """Start a broker for a fixture (skip without java, fail without the jars) and stop it when
+    the generator is closed: ``yield from running_broker(tmp_path_factory)``."""
     if java_executable() is None:
         _skip_reasons.add(_SKIPPED_NO_JAVA)
         pytest.skip(_SKIPPED_NO_JAVA)
@@ -43,15 +43,27 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory):
         libs = kafka_libs_dir()
     except KafkaJarsMissing as exc:
         pytest.fail(str(exc), pytrace=False)
-    broker = KafkaBroker(tmp_path_factory.mktemp("kafka"), libs=libs)
-    try:
-        broker.start()
-    except KafkaHarnessError as exc:
-        pytest.fail(f"could not start Kafka: {exc}", pytrace=False)
+    for attempt in (1, 2):
+        # New ports each attempt: free_port() cannot reserve them, so another process on the
+        # machine may take one before the broker binds it.
+        broker = KafkaBroker(tmp_path_factory.mktemp(name), libs=libs)
+        try:
+            broker.start()
+            break
+        except KafkaHarnessError as exc:
+            if attempt == 2:
+                pytest.fail(f"could not start Kafka: {exc}", pytrace=False)
+            print(f"Kafka did not start, trying again on other ports: {exc}")
     try:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory):
+    """A running single-node KRaft broker on 127.0.0.1, stopped at the end of the session."""
+    yield from running_broker(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

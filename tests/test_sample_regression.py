@@ -1,0 +1,103 @@
+"""Regression fixture: the committed real snapshot ``samples/kafka-4.3.1`` (written by a Kafka
+4.3.1 broker under the integration workloads, see its README) and its checked-in expectations.
+
+No broker is needed: ``offsetlake dump`` and the pure-Python replay are recomputed on the sample
+and compared, exactly, with ``samples/kafka-4.3.1.expected/``. After an intended change of the
+output, rewrite the expectations and review the diff::
+
+    OFFSETLAKE_UPDATE_GOLDEN=1 python -m pytest tests/test_sample_regression.py
+    git diff samples/kafka-4.3.1.expected
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from jobs.cli import main as offsetlake
+from jobs.replay import TABLE_COLUMNS
+from tests.integration.make_sample import replay_tables, table_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "kafka-4.3.1"
+EXPECTED = ROOT / "samples" / "kafka-4.3.1.expected"
+UPDATE = os.environ.get("OFFSETLAKE_UPDATE_GOLDEN") == "1"
+MAX_DIFF_LINES = 60
+
+
+def check_golden(path: Path, lines: list[str]) -> None:
+    """``lines`` must equal the file at ``path`` line for line (rewritten when updating)."""
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in lines))
+        return
+    if not path.exists():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing; create it with "
+                    "OFFSETLAKE_UPDATE_GOLDEN=1", pytrace=False)
+    expected = path.read_text().splitlines()
+    if lines == expected:
+        return
+    diff = list(difflib.unified_diff(expected, lines, fromfile=f"{path.relative_to(ROOT)} (expected)",
+                                     tofile="recomputed", lineterm="", n=1))
+    shown = "\n".join(diff[:MAX_DIFF_LINES])
+    more = f"\n... {len(diff) - MAX_DIFF_LINES} more diff lines" if len(diff) > MAX_DIFF_LINES else ""
+    pytest.fail(f"{len(expected)} expected lines, {len(lines)} recomputed; diff:\n{shown}{more}\n"
+                "If the change is intended: OFFSETLAKE_UPDATE_GOLDEN=1 python -m pytest "
+                f"{Path(__file__).relative_to(ROOT)}", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, list[dict]]:
+    return replay_tables(SAMPLE)
+
+
+def test_the_sample_is_small_and_holds_only_offsets_partitions():
+    files = [f for f in SAMPLE.rglob("*") if f.is_file()]
+    logs = [f for f in files if f.suffix == ".log"]
+    assert logs and all(f.parent.name.startswith("__consumer_offsets-") for f in logs)
+    assert {f.parent.name for f in logs} == {f"__consumer_offsets-{p}" for p in range(3)}
+    assert sum(f.stat().st_size for f in files) < 512 * 1024
+
+
+def test_offsetlake_dump_of_the_sample_matches_the_golden_file(capsys):
+    code = offsetlake(["dump", str(SAMPLE)])
+    out = capsys.readouterr().out
+
+    assert code == 0
+    lines = out.splitlines()
+    check_golden(EXPECTED / "dump.jsonl", lines)
+    assert not [line for line in lines if '"error"' in line], "dump reported unreadable records"
+
+
+@pytest.mark.parametrize("table", list(TABLE_COLUMNS))
+def test_replay_table_of_the_sample_matches_the_golden_file(tables, table):
+    check_golden(EXPECTED / "tables" / f"{table}.jsonl", table_lines(tables[table]))
+
+
+def test_the_sample_covers_every_group_kind_and_scenario(tables):
+    scenarios = json.loads((SAMPLE / "scenarios.json").read_text())
+    groups = {r["group_id"]: r for r in tables["groups"]}
+
+    assert scenarios["kafka_version"] == "4.3.1"
+    assert {r["group_type"] for r in groups.values()} == {"classic", "consumer", "share"}
+    for s in scenarios["scenarios"]:
+        if s["expected"].get("deleted"):
+            assert s["group_id"] not in groups, s["scenario"]
+        else:
+            row = groups[s["group_id"]]
+            assert (row["group_type"], row["group_state"]) == \
+                (s["expected"]["group_type"], s["expected"]["state"]), s["scenario"]
+            assert row["member_count"] == len(s["expected"]["members"]), s["scenario"]
+    offsets = {(r["group_id"], f"{r['topic']}-{r['partition']}"): r["committed_offset"]
+               for r in tables["offsets"]}
+    for s in scenarios["scenarios"]:
+        for key, offset in s["expected"].get("offsets", {}).items():
+            assert offsets.get((s["group_id"], key)) == offset, s["scenario"]
+        for key in s["expected"].get("absent", {}):
+            assert (s["group_id"], key) not in offsets, s["scenario"]
+    assert [r["outcome"] for r in tables["transactions"]] == ["COMMIT", "ABORT"]
+    assert tables["violations"] == []
