@@ -17,9 +17,9 @@ from decoders import UnknownRecord, decode_record
 from decoders.codec import decode_key
 from decoders.errors import DecodeError
 from decoders.kafka_json import dumps, key_json, value_json
-from decoders.log import BatchError, LogRecord, RecordBatch, TruncatedTail, iter_segment, list_segments
+from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch, TruncatedTail,
+                          iter_segment, list_segments)
 
-CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
 RAW_HEX_LIMIT = 4096
 EXIT_OK, EXIT_IO_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -78,7 +78,7 @@ def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | 
         obj = {"partition": partition, "offset": record.offset, "timestamp": record.timestamp,
                "timestampType": batch.timestamp_type, "batch": _batch_json(batch)}
         if batch.is_control:
-            obj["control"] = {"type": CONTROL_TYPES.get(record.control_type, record.control_type),
+            obj["control"] = {"type": CONTROL_TYPE_NAMES.get(record.control_type, record.control_type),
                               "coordinatorEpoch": record.coordinator_epoch}
             yield obj, None, None
             continue

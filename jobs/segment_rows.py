@@ -13,10 +13,9 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 
-from decoders.log import BatchError, RecordBatch, TruncatedTail, iter_segment
+from decoders.log import CONTROL_TYPE_NAMES, RecordBatch, TruncatedTail, iter_segment
 from jobs.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 
-CONTROL_TYPES = {0: "ABORT", 1: "COMMIT"}
 _QUARANTINE_ONLY = [c for c in QUARANTINE_COLUMNS if c[0] not in {n for n, _, _ in RAW_RECORDS_COLUMNS}]
 ROW_SCHEMA = pa.schema(
     [pa.field(n, t) for n, t, _ in RAW_RECORDS_COLUMNS]
@@ -43,7 +42,8 @@ def _record_row(snapshot_id: str, task: RangeTask, batch: RecordBatch, record) -
         "batch_base_offset": batch.base_offset, "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch, "is_transactional": batch.is_transactional,
         "is_control": batch.is_control,
-        "control_type": None if control_type is None else CONTROL_TYPES.get(control_type, str(control_type)),
+        "control_type": (None if control_type is None
+                         else CONTROL_TYPE_NAMES.get(control_type, str(control_type))),
         "coordinator_epoch": record.coordinator_epoch, "magic": batch.magic,
         "compression": batch.compression, "crc_valid": batch.crc_valid,
         "key": record.key, "value": record.value, "source_file": task.source_file,

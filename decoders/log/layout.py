@@ -59,6 +59,8 @@ CONTROL_KEY = struct.Struct(">hh")
 END_TXN_MARKER_VALUE = struct.Struct(">hi")
 CONTROL_ABORT = 0
 CONTROL_COMMIT = 1
+# Kafka's names of the end-transaction markers (ControlRecordType); other types keep their number.
+CONTROL_TYPE_NAMES = {CONTROL_ABORT: "ABORT", CONTROL_COMMIT: "COMMIT"}
 
 # ----- magic 0 and 1: legacy messages ------------------------------------------------------------
 MAGIC_V0 = 0

@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from decoders.log.layout import CONTROL_ABORT, CONTROL_COMMIT, CONTROL_TYPE_NAMES
+
 NO_PRODUCER_ID = -1
-COMMIT = "COMMIT"
-ABORT = "ABORT"
-CONTROL_TYPES = {0: ABORT, 1: COMMIT}
+CONTROL_TYPES = CONTROL_TYPE_NAMES
+COMMIT = CONTROL_TYPE_NAMES[CONTROL_COMMIT]
+ABORT = CONTROL_TYPE_NAMES[CONTROL_ABORT]
 
 
 @dataclass(frozen=True, slots=True)
