@@ -24,23 +24,23 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("dump", "jobs.dump", "print every record of segment files as JSON lines, no Spark",
+    Command("dump", "jobs.commands.dump", "print every record of segment files as JSON lines, no Spark",
             "offsetlake dump /data/__consumer_offsets-7 --group payments"),
-    Command("capture", "jobs.capture", "read __consumer_offsets from a live cluster into a Parquet snapshot",
+    Command("capture", "jobs.commands.capture", "read __consumer_offsets from a live cluster into a Parquet snapshot",
             "offsetlake capture --bootstrap-server broker:9092 --out snapshots/today"),
-    Command("ingest", "jobs.ingest", "load a snapshot into the raw_records Delta table (Spark)",
+    Command("ingest", "jobs.commands.ingest", "load a snapshot into the raw_records Delta table (Spark)",
             "offsetlake ingest snapshots/today --lake lake"),
-    Command("run", "jobs.pipeline", "ingest, decode and replay a snapshot into the lake's tables",
+    Command("run", "jobs.commands.run", "ingest, decode and replay a snapshot into the lake's tables",
             "offsetlake run samples/kafka-4.1 --lake lake"),
     Command("audit", None, "check fencing and downgrade rules; the exit code gates",
             "offsetlake audit --lake lake --target-version 3.9"),
-    Command("sql", "jobs.sql", "query the lake's tables by name",
+    Command("sql", "jobs.commands.sql", "query the lake's tables by name",
             "offsetlake sql --lake lake \"select * from groups\""),
     Command("quality", None, "validate the tables with great-expectations suites",
             "offsetlake quality --lake lake"),
     Command("report", None, "write an HTML report with plots",
             "offsetlake report --lake lake --out report.html"),
-    Command("demo", "jobs.demo", "run the pipeline on the bundled sample snapshot",
+    Command("demo", "jobs.commands.demo", "run the pipeline on the bundled sample snapshot",
             "offsetlake demo"),
 )
 

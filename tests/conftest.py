@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import load_config
+from jobs.runtime.config import load_config
 
 
 @pytest.fixture(scope="session")
 def spark():
     """A real ``local[2]`` Spark session with Delta, few shuffle partitions and the UI off."""
-    from jobs.session import get_spark
+    from jobs.runtime.session import get_spark
 
     cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[2]",
                            "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2"})

@@ -12,11 +12,11 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from decoders.log.writer import encode_batch
-from jobs.bronze import RAW_RECORDS_SCHEMA
-from jobs.ingest import ingest, plan_ranges
+from jobs.lake.bronze import RAW_RECORDS_SCHEMA
+from jobs.stages.ingest import ingest, plan_ranges
 from jobs.lake import read_table
-from jobs.segment_rows import ACCOUNTING, QUARANTINE, RECORD, RangeTask, read_range
-from tests.snapshot_factory import (offset_commit_key, offset_commit_value, transactional_pair,
+from jobs.stages.segment_rows import ACCOUNTING, QUARANTINE, RECORD, RangeTask, read_range
+from support.snapshot_factory import (offset_commit_key, offset_commit_value, transactional_pair,
                                     write_offset_commits)
 
 T0 = 1_760_000_000_000

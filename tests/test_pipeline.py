@@ -8,10 +8,10 @@ import pytest
 
 from decoders.log.writer import encode_batch
 from jobs.lake import read_snapshot
-from jobs.pipeline import run_pipeline
+from jobs.stages.pipeline import run_pipeline
 from jobs.replay import TABLE_COLUMNS, replay_partition
 from jobs.replay.source import events_from_partition_dir
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def _snapshot(tmp_path):
@@ -125,7 +125,7 @@ def test_rerun_changes_nothing_and_bad_records_are_quarantined(spark, tmp_path):
 def test_sql_queries_tables_by_name(spark, lake_with_snapshot):
     import io
 
-    from jobs.sql import lake_tables, register_tables, write_rows
+    from jobs.commands.sql import lake_tables, register_tables, write_rows
 
     _, _, lake, _ = lake_with_snapshot
     assert {"groups", "members", "offsets", "records", "raw_records"} <= set(lake_tables(lake))
@@ -160,7 +160,7 @@ def _documented_tables(*docs):
 
 
 def test_docs_describe_every_table_and_column_the_pipeline_writes(spark, lake_with_snapshot):
-    from jobs.sql import lake_tables
+    from jobs.commands.sql import lake_tables
 
     _, _, lake, _ = lake_with_snapshot
     documented = _documented_tables("lake.md", "tables.md")

@@ -4,7 +4,7 @@ every partition takes the member epoch, clamped at 0) and the length-mismatch fa
 from __future__ import annotations
 
 from jobs.replay import replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def rebalance(assignment_epochs: bool) -> Scenario:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.replay import replay_partition
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 FINAL_STATE = ("groups", "members", "member_assignments", "target_assignments", "offsets")
 

@@ -8,8 +8,8 @@ Deviations of the 4.x coordinator from the KIP's idealised in-memory model are n
 
 from __future__ import annotations
 
-from jobs.scenarios import Scenario
-from replay_kip_support import G, M, check_now, run_case
+from support.scenarios import Scenario
+from support.kip_notation import G, M, check_now, run_case
 
 UNREV, UNREL = "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS"
 

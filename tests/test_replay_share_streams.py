@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.replay import replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def test_share_group():

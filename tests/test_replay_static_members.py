@@ -4,7 +4,7 @@ new member id at epoch 0 and takes them over."""
 from __future__ import annotations
 
 from jobs.replay import replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def static_scenario() -> Scenario:

@@ -4,7 +4,7 @@ violation the coordinator would fail on, and replay carries on."""
 from __future__ import annotations
 
 from jobs.replay import replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def two_member_group() -> Scenario:

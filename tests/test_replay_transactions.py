@@ -4,7 +4,7 @@ tombstones wiping pending offsets, and markers fanned out to every group of the 
 from __future__ import annotations
 
 from jobs.replay import replay_group, replay_partition
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 T0 = 1_700_000_000_000
 TICK = 1_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decoders.codec import UnknownRecord
 from jobs.replay import ReplayEvent, replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 
 def violation(rule, offset, message, member=None, severity="CRITICAL", group="g"):

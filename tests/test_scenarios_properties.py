@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.replay import replay_group
-from jobs.scenarios import Scenario
+from support.scenarios import Scenario
 
 MEMBERS = ["A", "B", "C", "D"]
 PARTITIONS = list(range(6))

@@ -8,8 +8,8 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import types as T
 
-from jobs.config import Config, SparkSettings, load_config
-from jobs.session import SparkSetupError, configure_builder, delta_jars
+from jobs.runtime.config import Config, SparkSettings, load_config
+from jobs.runtime.session import SparkSetupError, configure_builder, delta_jars
 
 GROUPS_SCHEMA = T.StructType([
     T.StructField("group_id", T.StringType(), False),

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.config import load_config
-from jobs.session import delta_jars
-from tests.snapshot_factory import write_offset_commits
+from jobs.runtime.config import load_config
+from jobs.runtime.session import delta_jars
+from support.snapshot_factory import write_offset_commits
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -70,7 +70,7 @@ def table_lines(rows: list[dict]) -> list[str]:
 def dump_lines(snapshot: Path) -> list[str]:
     """``offsetlake dump <snapshot>`` (JSON lines), computed in-process."""
     from decoders.kafka_json import dumps
-    from jobs.dump import dump_objects
+    from decoders.dump import dump_objects
 
     return [dumps(obj) for obj in dump_objects([str(snapshot)])]
 

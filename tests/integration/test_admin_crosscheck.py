@@ -27,7 +27,7 @@ the classic states only), so the snapshot is taken only when every group is Stab
 
 Each check runs on four replays of the same snapshot: the pure-Python replay
 (``jobs.replay``) of the segment directories and of the capture, and the Spark pipeline
-(``jobs.pipeline.run_pipeline``) on both, when that module exists.
+(``jobs.stages.pipeline.run_pipeline``) on both, when that module exists.
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ SHARE_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
 STATE_NAMES = {"STABLE": "Stable", "EMPTY": "Empty", "DEAD": "Dead",
                "PREPARING_REBALANCING": "PreparingRebalance",
                "COMPLETING_REBALANCING": "CompletingRebalance", "UNKNOWN": "Unknown"}
-HAS_PIPELINE = importlib.util.find_spec("jobs.pipeline") is not None
+HAS_PIPELINE = importlib.util.find_spec("jobs.stages.pipeline") is not None
 SOURCES = ["segments/python", "capture/python",
            pytest.param("segments/spark", marks=pytest.mark.skipif(
-               not HAS_PIPELINE, reason="jobs.pipeline is not there yet")),
+               not HAS_PIPELINE, reason="jobs.stages.pipeline is not there yet")),
            pytest.param("capture/spark", marks=pytest.mark.skipif(
-               not HAS_PIPELINE, reason="jobs.pipeline is not there yet"))]
+               not HAS_PIPELINE, reason="jobs.stages.pipeline is not there yet"))]
 
 
 # ---- what the broker reports ------------------------------------------------------------------
@@ -253,7 +253,7 @@ def workloads(crosscheck_broker):
 def observed(crosscheck_broker, workloads, tmp_path_factory) -> Observation:
     """Snapshots (segments + capture) and Admin answers of one instant: the log end offsets
     are the same before the copy and after the last query, else everything is taken again."""
-    from jobs.capture import capture
+    from jobs.snapshots.capture import capture
 
     kafka_broker = crosscheck_broker
     asked = [s["group_id"] for s in workloads.scenarios]
@@ -296,7 +296,7 @@ def python_capture_tables(capture_dir: Path) -> dict[str, list[dict]]:
 
 def spark_tables(spark, lake: Path, path: Path, snapshot_id: str) -> dict[str, list[dict]]:
     from jobs.lake import read_table
-    from jobs.pipeline import run_pipeline
+    from jobs.stages.pipeline import run_pipeline
 
     report = run_pipeline(spark, lake, [str(path)], snapshot_id=snapshot_id,
                           progress=io.StringIO())

@@ -16,9 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
-from jobs.bronze import RAW_RECORDS_SCHEMA
-from jobs.capture import RECORDS_DIR, CaptureError, Manifest, capture, main
-from jobs.kafka_config import KafkaConfigError, client_settings, redact
+from jobs.lake.bronze import RAW_RECORDS_SCHEMA
+from jobs.commands.capture import main
+from jobs.snapshots.capture import RECORDS_DIR, CaptureError, Manifest, capture
+from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
 from .kafka_broker import (DUMP_LOG_SEGMENTS, OFFSETS_PARTITIONS, OFFSETS_TOPIC, free_port,
                            snapshot_log_dirs)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from jobs.config import PROJECT_ROOT, load_config
+from jobs.runtime.config import PROJECT_ROOT, load_config
 
 DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"  # a real snapshot, see its README
 
@@ -40,8 +40,8 @@ def _print_summary(spark, lake: Path, snapshot_id: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.pipeline import run_pipeline
-    from jobs.session import get_spark
+    from jobs.stages.pipeline import run_pipeline
+    from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(getattr(args, "lake", None))
     sample = Path(getattr(args, "sample", DEFAULT_SAMPLE))

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONF = PROJECT_ROOT / "conf" / "offsetlake.yaml"
 ENV_PREFIX = "OFFSETLAKE_"
 

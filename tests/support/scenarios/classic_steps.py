@@ -11,8 +11,8 @@
 
 from __future__ import annotations
 
-from jobs.scenarios import records as R
-from jobs.scenarios.model import ClassicMember, ConsumerMember, ScenarioError
+from support.scenarios import records as R
+from support.scenarios.model import ClassicMember, ConsumerMember, ScenarioError
 
 
 class ClassicSteps:

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from jobs.config import PROJECT_ROOT, Config, load_config
+from jobs.runtime.config import PROJECT_ROOT, Config, load_config
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 import pyarrow as pa
 
 from decoders.log import CONTROL_TYPE_NAMES, RecordBatch, TruncatedTail, iter_segment
-from jobs.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
+from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 
 _QUARANTINE_ONLY = [c for c in QUARANTINE_COLUMNS if c[0] not in {n for n, _, _ in RAW_RECORDS_COLUMNS}]
 ROW_SCHEMA = pa.schema(

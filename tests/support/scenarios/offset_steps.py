@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 from jobs.replay.events import ABORT, COMMIT
-from jobs.scenarios import records as R
-from jobs.scenarios.model import TP, ScenarioError
+from support.scenarios import records as R
+from support.scenarios.model import TP, ScenarioError
 
 
 def _partitions(offsets: dict[str, dict[int, int]]) -> list[tuple[TP, int]]:

@@ -18,10 +18,10 @@ segment writer for ``write()``. Several groups share the partition: ``.group("h"
 
 from __future__ import annotations
 
-from jobs.scenarios.base import ScenarioBase
-from jobs.scenarios.classic_steps import ClassicSteps
-from jobs.scenarios.consumer_steps import ConsumerSteps
-from jobs.scenarios.offset_steps import OffsetSteps
+from support.scenarios.base import ScenarioBase
+from support.scenarios.classic_steps import ClassicSteps
+from support.scenarios.consumer_steps import ConsumerSteps
+from support.scenarios.offset_steps import OffsetSteps
 
 
 class Scenario(ConsumerSteps, ClassicSteps, OffsetSteps, ScenarioBase):

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.replay.events import ReplayEvent
-from jobs.scenarios.log import Batch, batch_events, compact, write_partition
-from jobs.scenarios.model import GroupModel
-from jobs.scenarios.records import Rec
+from support.scenarios.log import Batch, batch_events, compact, write_partition
+from support.scenarios.model import GroupModel
+from support.scenarios.records import Rec
 
 TOPIC_NAMESPACE = uuid.UUID("6f6c616b-6f66-6673-6574-6c616b650000")
 
@@ -54,7 +54,7 @@ class LogView:
 
 
 class CompactedView(LogView):
-    """The latest record per key of a scenario's log (see :func:`jobs.scenarios.log.compact`)."""
+    """The latest record per key of a scenario's log (see :func:`support.scenarios.log.compact`)."""
 
     def __init__(self, source: "ScenarioBase", drop_tombstones: bool):
         self.partition = source.partition

@@ -17,7 +17,7 @@ from decoders.codec import decode_record, encode_key, encode_value
 from decoders.log.types import LogRecord
 from decoders.log.writer import encode_batch, encode_control_batch, write_segment
 from jobs.replay.events import ABORT, COMMIT, ReplayEvent
-from jobs.scenarios.records import Rec
+from support.scenarios.records import Rec
 
 CONTROL_IDS = {ABORT: 0, COMMIT: 1}
 

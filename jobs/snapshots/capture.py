@@ -3,7 +3,7 @@
 A capture is a consistent cut: the end offset of every partition is recorded first, then each
 partition is read from its log start offset up to that end, and nothing after it. The consumer has
 no group (it commits nothing and joins nothing), reads ``read_committed`` and writes rows of exactly
-:data:`jobs.bronze.RAW_RECORDS_SCHEMA` into ``<out>/raw_records/`` (one Parquet file per partition,
+:data:`jobs.lake.bronze.RAW_RECORDS_SCHEMA` into ``<out>/raw_records/`` (one Parquet file per partition,
 in row groups of :data:`ROW_GROUP_ROWS`, so memory stays bounded whatever the topic's size).
 ``<out>/manifest.json`` is written last: a directory without it is an incomplete capture.
 
@@ -49,8 +49,8 @@ import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from jobs.bronze import RAW_RECORDS_SCHEMA
-from jobs.kafka_config import KafkaConfigError, client_settings, redact
+from jobs.lake.bronze import RAW_RECORDS_SCHEMA
+from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
 OFFSETS_TOPIC = "__consumer_offsets"
 RECORDS_DIR = "raw_records"   # out_dir/raw_records/*.parquet: one table, readable as a directory
@@ -287,42 +287,3 @@ def _report(progress: TextIO | None, tp: TopicPartition, rows: int, start: int, 
 def _say(progress: TextIO | None, line: str) -> None:
     if progress is not None:
         print(line, file=progress, flush=True)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``capture`` subcommand's options (wired into jobs/cli.py)."""
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
-                        help="a broker to bootstrap from (comma-separate several)")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
-                        help="new or empty directory for the Parquet files and manifest.json")
-    parser.add_argument("--snapshot-id", help="id of the snapshot (default: capture-<UTC time>)")
-    parser.add_argument("--timeout-s", type=float, default=30.0,
-                        help="seconds to wait for the cluster, or for a stalled read (default 30)")
-
-
-def run(args: argparse.Namespace, kafka_settings: Mapping[str, Any] | None = None) -> int:
-    """Run a capture from parsed arguments; 0 on success, 2 on a :class:`CaptureError`."""
-    if not logging.getLogger().handlers:
-        # kafka-python logs every failed connection attempt; the CaptureError says it once.
-        logging.getLogger("kafka").addHandler(logging.NullHandler())
-    if kafka_settings is None:
-        from jobs.config import load_config  # the conf/ YAML's kafka: section
-
-        kafka_settings = load_config().kafka
-    try:
-        capture(args.bootstrap_server, args.out, snapshot_id=args.snapshot_id,
-                config=kafka_settings, timeout_s=args.timeout_s)
-    except CaptureError as exc:
-        print(f"offsetlake capture: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="offsetlake capture", description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import copy
 
-from jobs.scenarios import records as R
-from jobs.scenarios.model import ConsumerMember, ScenarioError, next_assignment
+from support.scenarios import records as R
+from support.scenarios.model import ConsumerMember, ScenarioError, next_assignment
 
 HELD = object()   # heartbeat default: the client reports every partition it holds
 

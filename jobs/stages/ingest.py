@@ -1,7 +1,7 @@
 """``offsetlake ingest``: a snapshot into the ``raw_records`` and ``quarantine`` Delta tables.
 
 Extract: the driver only lists segment files and cuts them into byte ranges; executors read the
-ranges (``jobs.segment_rows`` over ``decoders.log``) through ``mapInArrow``. A capture directory
+ranges (``jobs.stages.segment_rows`` over ``decoders.log``) through ``mapInArrow``. A capture directory
 (Parquet in the bronze schema plus ``manifest.json``) is read as it is. Load: both tables are
 replaced for the snapshot id, so a rerun changes nothing. The job reconciles what it read: every
 record read is a row written, and every byte of every segment is in a batch read or quarantined.
@@ -17,11 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from decoders.log import list_segments
-from jobs.bronze import QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
-from jobs.config import load_config
+from jobs.lake.bronze import QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
+from jobs.runtime.config import load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
-from jobs.segment_rows import ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, read_tasks
-from jobs.segment_rows import QUARANTINE as QUARANTINE_ROW
+from jobs.stages.segment_rows import ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, read_tasks
+from jobs.stages.segment_rows import QUARANTINE as QUARANTINE_ROW
 
 DEFAULT_RANGE_MB = 64
 CAPTURE_DATA_DIR = "raw_records"
@@ -151,34 +151,3 @@ def default_snapshot_id(paths: list[str]) -> str:
     """The snapshot directory's name: stable, so a rerun replaces rather than adds."""
     return Path(paths[0]).resolve().name if len(paths) == 1 else "+".join(
         sorted(Path(p).resolve().name for p in paths))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .log file, a __consumer_offsets-N directory, a broker log dir, "
-                             "or a capture directory (with manifest.json)")
-    parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
-    parser.add_argument("--snapshot-id", help="id of this snapshot (default: the directory name); "
-                                              "ingesting the same id again replaces its rows")
-    parser.add_argument("--range-mb", type=int, default=DEFAULT_RANGE_MB,
-                        help="size of the byte ranges segment files are split into (default 64)")
-
-
-def run(args: argparse.Namespace) -> int:
-    from jobs.session import get_spark
-
-    cfg = load_config().with_lake(args.lake)
-    for p in args.paths:
-        if not Path(p).exists():
-            print(f"offsetlake ingest: {p}: no such file or directory", file=sys.stderr)
-            return 2
-    spark = get_spark(cfg, app_name="offsetlake-ingest")
-    report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
-    print(report.summary())
-    return 0 if report.reconciled else 1
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="ingest", description=__doc__)
-    add_arguments(parser)
-    sys.exit(run(parser.parse_args()))

@@ -1,4 +1,4 @@
-"""``offsetlake dump``: every record of segment files as JSON lines (or text), no Spark.
+"""What ``offsetlake dump`` prints: every record of segment files as Kafka-shaped JSON objects.
 
 It replaces ``kafka-dump-log.sh --offsets-decoder`` for ``__consumer_offsets`` and is never locked
 to a Kafka release: keys and values use Kafka's own JSON shape (``{"type":N,"data":{..}}`` and
@@ -8,9 +8,6 @@ printed with its reason and raw bytes instead of being skipped. Output shapes: `
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 from typing import Iterator
 
 from decoders import UnknownRecord, decode_record
@@ -21,7 +18,6 @@ from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch
                           iter_segment, list_segments)
 
 RAW_HEX_LIMIT = 4096
-EXIT_OK, EXIT_IO_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def _batch_json(batch: RecordBatch) -> dict:
@@ -130,49 +126,3 @@ def text_line(obj: dict) -> str:
         return f"{head} endTxnMarker: {c['type']} coordinatorEpoch: {c['coordinatorEpoch']}"
     payload = "<DELETE>" if obj["value"] is None else dumps(obj["value"])
     return f"{head} key: {dumps(obj['key'])} payload: {payload}"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .log segment, a __consumer_offsets-N directory, or a broker log dir")
-    parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl",
-                        help="jsonl: one JSON object per record (default); text: one line per record")
-    parser.add_argument("--group", action="append", metavar="G",
-                        help="only records of this group id (repeatable)")
-    parser.add_argument("--type", action="append", type=int, metavar="N",
-                        help="only records of this record type id, e.g. 1 for offset commits (repeatable)")
-
-
-def _silence_stdout() -> None:
-    """After EPIPE: point fd 1 at /dev/null so the interpreter's final flush cannot fail again
-    (that would print 'Exception ignored ... BrokenPipeError' and exit 120)."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (captured, replaced)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
-
-
-def run(args: argparse.Namespace) -> int:
-    for p in args.paths:
-        if not os.path.exists(p):
-            print(f"offsetlake dump: {p}: no such file or directory", file=sys.stderr)
-            return EXIT_USAGE
-    render = dumps if args.format == "jsonl" else text_line
-    out = sys.stdout
-    try:
-        for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ())):
-            out.write(render(obj))
-            out.write("\n")
-        out.flush()
-    except BrokenPipeError:  # `offsetlake dump ... | head` is normal use
-        _silence_stdout()
-        return EXIT_OK
-    except OSError as exc:   # unreadable file or directory: say which, no traceback
-        print(f"offsetlake dump: {exc}", file=sys.stderr)
-        return EXIT_IO_ERROR
-    return EXIT_OK

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from jobs.scenarios.model import TP, ClassicMember, ConsumerMember
+from support.scenarios.model import TP, ClassicMember, ConsumerMember
 
 ZERO_UUID = uuid.UUID(int=0)
 

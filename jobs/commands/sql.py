@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from jobs.config import load_config
+from jobs.runtime.config import load_config
 
 FORMATS = ("table", "json", "csv")
 
@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pyspark.errors import AnalysisException, ParseException
 
-    from jobs.session import get_spark
+    from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(args.lake)
     if not lake_tables(cfg.lake_path):

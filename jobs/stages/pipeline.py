@@ -1,7 +1,7 @@
 """``offsetlake run``: ingest, decode and replay a snapshot into the lake's tables.
 
-Thin by design: each stage is a library function (``jobs.ingest``, ``jobs.decode_stage``,
-``jobs.replay_stage``); this module orders them, writes every table idempotently for the
+Thin by design: each stage is a library function (``jobs.stages.ingest``, ``jobs.stages.decode``,
+``jobs.stages.replay``); this module orders them, writes every table idempotently for the
 snapshot id, reconciles the counts and prints what happened.
 """
 
@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.config import load_config
-from jobs.decode_stage import DECODE_STAGE, decode_snapshot, quarantine_columns, records_columns
-from jobs.ingest import IngestReport, ingest
+from jobs.runtime.config import load_config
+from jobs.stages.decode import DECODE_STAGE, decode_snapshot, quarantine_columns, records_columns
+from jobs.stages.ingest import IngestReport, ingest
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
-from jobs.replay_stage import replay_snapshot, table_rows
+from jobs.stages.replay import replay_snapshot, table_rows
 
 RECORDS = "records"
 
@@ -98,37 +98,3 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
     report.table_rows = replay(spark, lake, report.snapshot_id)
     report.seconds = time.monotonic() - started
     return report
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="SNAPSHOT",
-                        help="segment files or directories (a broker log dir, __consumer_offsets-N "
-                             "dirs) or a capture directory")
-    parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
-    parser.add_argument("--snapshot-id", help="id of this snapshot (default: the directory name); "
-                                              "running the same id again replaces its rows")
-
-
-def run(args: argparse.Namespace) -> int:
-    from jobs.session import get_spark
-
-    cfg = load_config().with_lake(args.lake)
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing:
-        print(f"offsetlake run: {missing[0]}: no such file or directory", file=sys.stderr)
-        return 2
-    spark = get_spark(cfg, app_name="offsetlake-run")
-    report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
-    print(report.summary())
-    return 0 if report.reconciled else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    """spark-submit entry point: ``spark-submit jobs/pipeline.py SNAPSHOT --lake LAKE``."""
-    parser = argparse.ArgumentParser(prog="pipeline", description=__doc__)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,47 @@
+"""``offsetlake ingest``: a snapshot into the ``raw_records`` and ``quarantine`` Delta tables.
+
+The work is :func:`jobs.stages.ingest.ingest`; this module parses arguments and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jobs.runtime.config import load_config
+
+DEFAULT_RANGE_MB = 64
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a .log file, a __consumer_offsets-N directory, a broker log dir, "
+                             "or a capture directory (with manifest.json)")
+    parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
+    parser.add_argument("--snapshot-id", help="id of this snapshot (default: the directory name); "
+                                              "ingesting the same id again replaces its rows")
+    parser.add_argument("--range-mb", type=int, default=DEFAULT_RANGE_MB,
+                        help="size of the byte ranges segment files are split into (default 64)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jobs.runtime.session import get_spark
+
+    cfg = load_config().with_lake(args.lake)
+    for p in args.paths:
+        if not Path(p).exists():
+            print(f"offsetlake ingest: {p}: no such file or directory", file=sys.stderr)
+            return 2
+    from jobs.stages.ingest import ingest
+
+    spark = get_spark(cfg, app_name="offsetlake-ingest")
+    report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
+    print(report.summary())
+    return 0 if report.reconciled else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="ingest", description=__doc__)
+    add_arguments(parser)
+    sys.exit(run(parser.parse_args()))

@@ -1,0 +1,1 @@
+"""Data quality: great-expectations suites over the decoded and replayed tables."""

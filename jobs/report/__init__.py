@@ -1,0 +1,1 @@
+"""The HTML report: one self-contained page from the lake's tables."""
