@@ -22,7 +22,7 @@ def test_ingest_job_runs_under_spark_submit(tmp_path):
            "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [str(spark_submit), "--master", "local[1]", "--jars", jars,
-         "--conf", "spark.ui.showConsoleProgress=false", str(ROOT / "jobs" / "ingest.py"),
+         "--conf", "spark.ui.showConsoleProgress=false", str(ROOT / "jobs" / "commands" / "ingest.py"),
          str(snap.root), "--lake", str(tmp_path / "lake"), "--snapshot-id", "submitted"],
         capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
