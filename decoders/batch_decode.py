@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .codec import UnknownRecord, decode_record_shallow
+from .codec import UnknownRecord, decode_record_shallow, key_group_id
 from .columnar import decode_offset_commits
 from .embedded import RENDERED_AS_OBJECTS, expand_embedded
 from .errors import DecodeError, UnknownRecordTypeError
@@ -208,7 +208,7 @@ def _row(rec, with_value_json: bool, decode_embedded: bool) -> tuple:
     trailing = (rec.trailing_bytes, rec.key_trailing_bytes, None, None)
     if t not in _OFFSET_TYPES:
         text = value_json_text(rec, decode_embedded=decode_embedded) if with_value_json else None
-        return (t, rec.type_name, key.get("groupId", key.get("group")), key.get("memberId"), None,
+        return (t, rec.type_name, key_group_id(key), key.get("memberId"), None,
                 None, rec.value_version, None, None, None, None, None, None, text) + trailing
     head = (t, rec.type_name, key["group"], None, key["topic"], key["partition"], rec.value_version)
     if value is None:

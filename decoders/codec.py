@@ -57,6 +57,17 @@ class CoordinatorRecord:
     def is_tombstone(self) -> bool:
         return self.value is None
 
+    @property
+    def group_id(self) -> str | None:
+        return key_group_id(self.key)
+
+
+def key_group_id(key_fields: dict | None) -> str | None:
+    """The group id in a decoded key: Kafka names it ``group`` in types 0-2, ``groupId`` after."""
+    if not key_fields:
+        return None
+    return key_fields["group"] if "group" in key_fields else key_fields.get("groupId")
+
 
 @dataclass(slots=True)
 class UnknownRecord:

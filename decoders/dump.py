@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from decoders import UnknownRecord, decode_record
-from decoders.codec import decode_key
+from decoders.codec import decode_key, key_group_id
 from decoders.errors import DecodeError
 from decoders.kafka_json import dumps, key_json, value_json
 from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch, TruncatedTail,
@@ -36,18 +36,13 @@ def _record_error(record: LogRecord, stage: str, reason: str, message: str) -> d
             "keyHex": _hex(record.key), "valueHex": _hex(record.value)}
 
 
-def _group_of(key: dict | None) -> str | None:
-    key = key or {}
-    return key.get("groupId", key.get("group"))
-
-
 def _key_facts(key: bytes) -> tuple[int | None, str | None]:
     """(record type, group) of a record whose value failed to decode, as far as the key tells."""
     try:
         _, record_type, fields, _ = decode_key(key)
     except DecodeError:
         return (int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None), None
-    return record_type, _group_of(fields)
+    return record_type, key_group_id(fields)
 
 
 def describe_record(record: LogRecord) -> tuple[dict, int | None, str | None]:
@@ -64,7 +59,7 @@ def describe_record(record: LogRecord) -> tuple[dict, int | None, str | None]:
         message = f"unknown record type {decoded.record_type}"
         return _record_error(record, "key", "unknown_type", message), decoded.record_type, None
     return ({"key": key_json(decoded), "value": value_json(decoded)}, decoded.record_type,
-            _group_of(decoded.key))
+            key_group_id(decoded.key))
 
 
 def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | None, str | None]]:

@@ -51,3 +51,14 @@ def test_every_command_has_its_own_help():
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         assert command.example in proc.stdout
+
+
+def test_help_imports_no_spark_numpy_or_decoders():
+    """``offsetlake --help`` and every ``COMMAND --help`` build their parser from cheap modules only:
+    heavy imports belong inside each command's ``run`` (the parser answered in ~2 s before)."""
+    probe = ("import sys, jobs.cli\n"
+             "jobs.cli.build_parser()\n"
+             "heavy = ('pyspark', 'numpy', 'pyarrow', 'pandas', 'decoders', 'kafka', 'delta')\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,8 +1,9 @@
 """Our descriptions agree field by field with Kafka's structural schema facts.
 
-Loads ../shared/reference/schemas/ at test time (current trunk, removed/, historical/, embedded/,
-unverified-index-only/) and compares names, types, versions, nullability, tags and defaults over
-each schema's valid versions. Skipped only when the reference directory is absent. A reference
+Loads ``tests/kafka_schemas/`` (a vendored copy of the structural facts of Kafka's coordinator
+record schemas - names, types, versions, tags, defaults; no prose - with their Kafka commits in
+``SOURCES.txt``): current trunk, removed/, historical/, embedded/, unverified-index-only/. It compares
+names, types, versions, nullability, tags and defaults over each schema's valid versions. A reference
 ``"default": null`` (JSON null) is Kafka's unspecified default, not a null one (see _their_default).
 """
 
@@ -18,8 +19,7 @@ from decoders.catalog_embedded import ASSIGNMENT, SUBSCRIPTION
 from decoders.records_catalog import RECORD_TYPES
 from decoders.schema import EMPTY, Struct, Versions
 
-SCHEMAS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "schemas"
-pytestmark = pytest.mark.skipif(not SCHEMAS.is_dir(), reason="reference schemas not present")
+SCHEMAS = Path(__file__).resolve().parent / "kafka_schemas"
 
 _TYPE_DEFAULTS = {"int8": 0, "int16": 0, "int32": 0, "int64": 0, "uint16": 0, "uint32": 0,
                   "float64": 0.0, "bool": False, "string": "", "bytes": b"", "uuid": uuid.UUID(int=0)}

@@ -276,6 +276,20 @@ def test_uuid_values_are_uuid_objects():
     assert rec.value["topicId"] == uuid.UUID("30a5f1d5-f224-432d-89f6-35c784af26d7")
 
 
-def test_all_errors_are_decode_errors():
-    for cls in (TruncatedError, InvalidLengthError, UnknownVersionError):
-        assert issubclass(cls, DecodeError)
+@pytest.mark.parametrize("key_hex, value_hex, error, reason, stage", [
+    (OFFSET_KEY_1[:-2], None, TruncatedError, "truncated", "key"),
+    # group length 0x7fff with 5 bytes behind it
+    ("0001" "7fff" "67726f7570", None, TruncatedError, "truncated", "key"),
+    # group length -2: only -1 (null) is negative and legal, and not for a key's group
+    ("0001fffe", None, InvalidLengthError, "invalid_length", "key"),
+    (OFFSET_KEY_1, "0063" + "00" * 20, UnknownVersionError, "unknown_version", "value"),
+])
+def test_bad_input_raises_a_typed_error_that_callers_catch_as_decode_error(
+        key_hex, value_hex, error, reason, stage):
+    """Callers (dump, the decode stage) catch DecodeError and quarantine with ``reason``/``stage``:
+    each failure must arrive as its own type, under that base, with both filled in."""
+    value = None if value_hex is None else bytes.fromhex(value_hex)
+    with pytest.raises(DecodeError) as caught:
+        decode_record(bytes.fromhex(key_hex), value)
+    assert type(caught.value) is error
+    assert (caught.value.reason, caught.value.stage) == (reason, stage)

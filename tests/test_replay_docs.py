@@ -20,21 +20,5 @@ def test_every_column_has_a_meaning_and_nothing_else_does():
         assert {dtype for _, dtype in columns} <= SPARK_TYPES, table
 
 
-def test_required_columns_are_present():
-    required = {
-        "groups": ["group_id", "group_type", "group_state", "group_epoch", "target_assignment_epoch"],
-        "members": ["group_id", "member_id", "instance_id", "member_epoch",
-                    "previous_member_epoch", "member_state"],
-        "member_assignments": ["group_id", "member_id", "topic_id", "topic_name", "partition",
-                               "assignment_epoch", "assignment_epoch_source",
-                               "is_pending_revocation"],
-        "offsets": ["group_id", "topic", "partition", "committed_offset"]}
-    for table, columns in required.items():
-        names = [name for name, _ in TABLE_COLUMNS[table]]
-        assert [c for c in columns if c not in names] == [], table
-    for table, columns in TABLE_COLUMNS.items():
-        assert ("log_partition", "int") in columns and ("log_offset", "bigint") in columns, table
-
-
 def test_docs_file_is_generated_from_the_columns():
     assert DOC.read_text() == render_tables_doc(), "regenerate docs/tables.md with render_tables_doc()"

@@ -1,42 +1,13 @@
-"""The session factory gives a working Spark + Delta session."""
+"""The session factory: settings from conf/, the environment over the file, spark-submit's own master."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from chispa import assert_df_equality
-from pyspark.sql import types as T
 
 from jobs.runtime.config import Config, SparkSettings, load_config
 from jobs.runtime.session import SparkSetupError, configure_builder, delta_jars
-
-GROUPS_SCHEMA = T.StructType([
-    T.StructField("group_id", T.StringType(), False),
-    T.StructField("group_epoch", T.IntegerType(), True),
-    T.StructField("committed_offsets", T.ArrayType(T.LongType()), True),
-    T.StructField("key", T.BinaryType(), True),
-])
-
-
-def test_delta_round_trip_keeps_content(spark, tmp_path):
-    rows = [("payments", 7, [0, 42], b"\x00\x01"), ("audit", None, None, None),
-            ("émoji-☃", -1, [], b"")]
-    expected = spark.createDataFrame(rows, GROUPS_SCHEMA)
-    path = str(tmp_path / "groups")
-    expected.write.format("delta").mode("overwrite").save(path)
-    actual = spark.read.format("delta").load(path)
-    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)
-
-
-def test_delta_overwrite_replaces_and_keeps_history(spark, tmp_path):
-    path = str(tmp_path / "t")
-    spark.createDataFrame([(1,)], "n int").write.format("delta").save(path)
-    spark.createDataFrame([(2,)], "n int").write.format("delta").mode("overwrite").save(path)
-    assert [r.n for r in spark.read.format("delta").load(path).collect()] == [2]
-    old = spark.read.format("delta").option("versionAsOf", 0).load(path)
-    assert [r.n for r in old.collect()] == [1]
-
 
 def test_session_is_configured_from_conf(spark):
     conf = spark.sparkContext.getConf()

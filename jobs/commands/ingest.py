@@ -9,9 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from jobs.runtime.config import load_config
+from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 
-DEFAULT_RANGE_MB = 64
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

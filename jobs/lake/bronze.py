@@ -31,6 +31,10 @@ RAW_RECORDS_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
     ("file_position", pa.int64(), "byte position of the batch in source_file"),
 )
 
+# A capture directory holds ``manifest.json`` and the Parquet files of ``raw_records`` in this
+# subdirectory, readable as one table.
+CAPTURE_RECORDS_DIR = "raw_records"
+
 RAW_RECORDS_SCHEMA = pa.schema([pa.field(name, dtype) for name, dtype, _ in RAW_RECORDS_COLUMNS])
 
 QUARANTINE_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from decoders.codec import key_group_id
 from decoders.log.layout import CONTROL_ABORT, CONTROL_COMMIT, CONTROL_TYPE_NAMES
 
 NO_PRODUCER_ID = -1
@@ -44,8 +45,6 @@ class ReplayEvent:
 
 
 def group_id_of(record: Any) -> str | None:
-    """The group a decoded record belongs to (``group`` for types 0-2, ``groupId`` otherwise)."""
+    """The group a decoded record belongs to; None for an unknown record type (raw key)."""
     key = getattr(record, "key", None)
-    if not isinstance(key, dict):
-        return None
-    return key.get("group", key.get("groupId"))
+    return key_group_id(key) if isinstance(key, dict) else None

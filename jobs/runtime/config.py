@@ -19,6 +19,8 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONF = PROJECT_ROOT / "conf" / "offsetlake.yaml"
 ENV_PREFIX = "OFFSETLAKE_"
+# Segment files are cut into byte ranges of this size for the ingest executors (--range-mb).
+DEFAULT_RANGE_MB = 64
 
 
 @dataclass(frozen=True)

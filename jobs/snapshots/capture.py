@@ -49,11 +49,10 @@ import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from jobs.lake.bronze import RAW_RECORDS_SCHEMA
+from jobs.lake.bronze import CAPTURE_RECORDS_DIR, RAW_RECORDS_SCHEMA
 from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
 OFFSETS_TOPIC = "__consumer_offsets"
-RECORDS_DIR = "raw_records"   # out_dir/raw_records/*.parquet: one table, readable as a directory
 ROW_GROUP_ROWS = 50_000
 ISOLATION_LEVEL = "read_committed"
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
@@ -127,16 +126,16 @@ def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | No
         starts = consumer.beginning_offsets(partitions, timeout_ms=int(timeout_s * 1000))
         ends = consumer.end_offsets(partitions, timeout_ms=int(timeout_s * 1000))
         watermarks = _high_watermarks(bootstrap_server, settings, timeout_s, partitions)
-        (out / RECORDS_DIR).mkdir(parents=True, exist_ok=True)
+        (out / CAPTURE_RECORDS_DIR).mkdir(parents=True, exist_ok=True)
         captured = []
         for tp in partitions:
             # Not "__consumer_offsets-N": Spark and Arrow skip files whose names start with "_".
-            file = out / RECORDS_DIR / f"partition-{tp.partition:04d}.parquet"
+            file = out / CAPTURE_RECORDS_DIR / f"partition-{tp.partition:04d}.parquet"
             rows = _read_partition(consumer, tp, starts[tp], ends[tp], file, snapshot_id,
                                    f"kafka://{bootstrap_server}/{OFFSETS_TOPIC}-{tp.partition}",
                                    progress, timeout_s)
             captured.append(PartitionCapture(tp.partition, starts[tp], ends[tp], watermarks[tp],
-                                             rows, f"{RECORDS_DIR}/{file.name}"))
+                                             rows, f"{CAPTURE_RECORDS_DIR}/{file.name}"))
     except KafkaError as exc:
         raise CaptureError(f"reading {OFFSETS_TOPIC} from {bootstrap_server} failed: {exc!r}") from exc
     finally:

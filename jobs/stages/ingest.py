@@ -17,15 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from decoders.log import list_segments
-from jobs.lake.bronze import QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
-from jobs.runtime.config import load_config
+from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
+from jobs.runtime.config import DEFAULT_RANGE_MB
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.stages.segment_rows import ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, read_tasks
 from jobs.stages.segment_rows import QUARANTINE as QUARANTINE_ROW
 
-DEFAULT_RANGE_MB = 64
-CAPTURE_DATA_DIR = "raw_records"
-INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns  # where `offsetlake capture` puts its Parquet files
+INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns
 
 
 @dataclass
@@ -109,7 +107,7 @@ def _ingest_capture(spark, path, snapshot_id, progress):
     snapshot_id = snapshot_id or manifest.get("snapshot_id") or Path(path).name
     print(f"ingest: capture {path} (snapshot {snapshot_id})", file=progress)
     columns = [c for c, _, _ in RAW_RECORDS_COLUMNS]
-    records = (spark.read.parquet(str(Path(path) / CAPTURE_DATA_DIR))
+    records = (spark.read.parquet(str(Path(path) / CAPTURE_RECORDS_DIR))
                .withColumn("snapshot_id", F.lit(snapshot_id)).select(*columns))
     # A capture reads records through the client, which has already validated the framing, so
     # nothing can be quarantined at this stage; the empty write still clears a previous run's rows.

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
-from jobs.lake.bronze import RAW_RECORDS_SCHEMA
+from jobs.lake.bronze import CAPTURE_RECORDS_DIR, RAW_RECORDS_SCHEMA
 from jobs.commands.capture import main
-from jobs.snapshots.capture import RECORDS_DIR, CaptureError, Manifest, capture
+from jobs.snapshots.capture import CaptureError, Manifest, capture
 from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
 from .kafka_broker import (DUMP_LOG_SEGMENTS, OFFSETS_PARTITIONS, OFFSETS_TOPIC, free_port,
@@ -118,7 +118,7 @@ def test_files_have_the_bronze_schema_and_the_manifest_row_counts(captured):
 @pytest.mark.integration
 def test_committed_offsets_are_captured_and_the_aborted_one_is_not(captured, coordinator_activity):
     manifest, out, _ = captured
-    rows = pq.read_table(out / RECORDS_DIR).to_pylist()
+    rows = pq.read_table(out / CAPTURE_RECORDS_DIR).to_pylist()
     latest = {}
     for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
         key = offset_commit_key(row["key"])
@@ -147,7 +147,7 @@ def test_capture_holds_exactly_the_records_dump_log_segments_shows_as_committed(
                                        str(segment)).stdout.splitlines()]
         expected |= {(p, o) for p, o in visible_offsets(lines, part.partition)
                      if part.start_offset <= o < part.end_offset}
-    table = pq.read_table(out / RECORDS_DIR, columns=["partition", "offset"])
+    table = pq.read_table(out / CAPTURE_RECORDS_DIR, columns=["partition", "offset"])
 
     assert set(zip(table.column("partition").to_pylist(), table.column("offset").to_pylist())) \
         == expected
