@@ -3,16 +3,29 @@
 # the classpath the integration tests run the broker and Kafka's tools from
 # (tests/integration/kafka_broker.py). Idempotent: does nothing when the jars are already there.
 # Maven's local repository stays the default (~/.m2), so a second clone fetches nothing.
+#
+#   fetch.sh            the suite's broker version (<kafka.version> in pom.xml)
+#   fetch.sh 3.9.2 ...  those versions (any release whose kafka_2.13 and kafka-tools are on Maven Central)
+#   fetch.sh --downgrade  the older brokers the downgrade comparison starts
+#                       (<downgrade.versions> in pom.xml, tests/integration/test_downgrade_vs_brokers.py)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 pom="$here/pom.xml"
-version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")"
-if [[ -z "$version" ]]; then
+default_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")"
+if [[ -z "$default_version" ]]; then
   echo "fetch.sh: no <kafka.version> in $pom" >&2
   exit 1
 fi
+if [[ "${1:-}" == "--downgrade" ]]; then
+  set -- $(sed -n 's:.*<downgrade.versions>\(.*\)</downgrade.versions>.*:\1:p' "$pom")
+fi
+if (( $# > 1 )); then
+  for v in "$@"; do bash "$here/fetch.sh" "$v"; done
+  exit 0
+fi
+version="${1:-$default_version}"
 
 cache="${OFFSETLAKE_CACHE:-.cache}"
 [[ "$cache" = /* ]] || cache="$root/$cache"
@@ -33,7 +46,8 @@ scratch="$(mktemp -d "$dest/libs.partial.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
 echo "Fetching Kafka $version jars from Maven Central into $dest/libs ..."
 start=$SECONDS
-mvn -q -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DoutputDirectory="$scratch"
+mvn -q -B -Dstyle.color=never -f "$pom" -Dkafka.version="$version" \
+  dependency:copy-dependencies -DoutputDirectory="$scratch"
 touch "$scratch/.complete"
 rm -rf "$dest/libs"
 mv "$scratch" "$dest/libs"

@@ -63,6 +63,16 @@ logger.state.name = state.change.logger
 logger.state.level = WARN
 """
 
+# Kafka 3.x logs through reload4j (Log4j 1) when its SLF4J binding wins: the same settings.
+LOG4J1_TEMPLATE = """\
+log4j.rootLogger={level}, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.Target={target}
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.state.change.logger=WARN
+"""
+
 
 class KafkaHarnessError(RuntimeError):
     """The test broker could not be set up, started or used."""
@@ -80,16 +90,46 @@ def kafka_version() -> str:
     return match.group(1)
 
 
-def kafka_libs_dir() -> Path:
-    """Where fetch.sh puts the jars; raises :class:`KafkaJarsMissing` when the fetch is incomplete."""
+def downgrade_versions() -> tuple[str, ...]:
+    """The older brokers pinned in ``build/kafka/pom.xml`` (``<downgrade.versions>``)."""
+    match = re.search(r"<downgrade\.versions>([^<]+)</downgrade\.versions>", POM.read_text())
+    return tuple(match.group(1).split()) if match else ()
+
+
+def kafka_libs_dir(version: str | None = None) -> Path:
+    """Where fetch.sh puts the jars of ``version`` (default: the pinned one); raises
+    :class:`KafkaJarsMissing` when the fetch is incomplete."""
+    version = version or kafka_version()
     cache = Path(os.environ.get("OFFSETLAKE_CACHE", ".cache")).expanduser()
     if not cache.is_absolute():
         cache = PROJECT_ROOT / cache
-    libs = cache / f"kafka-{kafka_version()}" / "libs"
+    libs = cache / f"kafka-{version}" / "libs"
     if not (libs / ".complete").is_file():
-        raise KafkaJarsMissing(f"Kafka {kafka_version()} jars not found in {libs}; "
-                               f"run `{FETCH_HINT}` first (the Makefile does before the tests)")
+        hint = FETCH_HINT + ("" if version == kafka_version() else f" {version}")
+        raise KafkaJarsMissing(f"Kafka {version} jars not found in {libs}; "
+                               f"run `{hint}` first (the Makefile does before the tests)")
     return libs
+
+
+def release_of(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".")[:3])
+
+
+def features_for(version: str) -> tuple[str, ...]:
+    """Feature levels to format an older broker's storage with: the suite's own where that
+    release knows them (3.9 knows none of them: its KIP-848 coordinator is a config, see
+    :data:`NEW_COORDINATOR_3X`)."""
+    release = release_of(version)
+    if release < (4, 0):
+        return ()
+    if release < (4, 1):
+        return ("group.version=1", "transaction.version=2")
+    return FEATURES
+
+
+# 3.x: the Java group coordinator is opt-in (KafkaConfig.isNewGroupCoordinatorEnabled).
+NEW_COORDINATOR_3X = {"group.coordinator.new.enable": "true",
+                      "group.coordinator.rebalance.protocols": "classic,consumer"}
 
 
 def java_executable() -> str | None:
@@ -160,11 +200,16 @@ class KafkaBroker:
     """A Kafka broker process in ``work_dir``: use as a context manager, or start()/stop()."""
 
     def __init__(self, work_dir: str | os.PathLike, *, libs: Path | None = None,
-                 overrides: dict[str, str] | None = None, startup_timeout_s: float = 90.0):
+                 overrides: dict[str, str] | None = None, startup_timeout_s: float = 90.0,
+                 version: str | None = None):
+        """``version``: an older release fetched by ``fetch.sh VERSION`` (jars and feature
+        levels follow it); default the pinned one."""
         self.java = java_executable()
         if self.java is None:
             raise KafkaHarnessError("java is not installed (neither $JAVA_HOME/bin/java nor PATH)")
-        self.libs = libs or kafka_libs_dir()
+        self.version = version or kafka_version()
+        self.features = FEATURES if version is None else features_for(version)
+        self.libs = libs or kafka_libs_dir(version)
         self.work_dir = Path(work_dir)
         self.data_dir = self.work_dir / "data"
         self.port = free_port()
@@ -187,17 +232,19 @@ class KafkaBroker:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
-    def start(self) -> None:
-        """Format the storage, launch the JVM and wait until the broker answers metadata requests."""
+    def start(self, format_storage: bool = True) -> None:
+        """Format the storage (unless restarting on formatted storage), launch the JVM and wait
+        until the broker answers metadata requests. The log is appended to across restarts."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         config = self.work_dir / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
         (self.work_dir / "log4j2.properties").write_text(
             LOG4J2_TEMPLATE.format(target="SYSTEM_OUT", level="INFO"))
-        features = [arg for feature in FEATURES for arg in ("--feature", feature)]
-        self.run_tool(STORAGE_TOOL, "format", "-t", self.cluster_id, "-c", str(config), *features,
-                      log_name="format.log")
-        log = self.server_log.open("wb")
+        if format_storage:
+            features = [arg for feature in self.features for arg in ("--feature", feature)]
+            self.run_tool(STORAGE_TOOL, "format", "-t", self.cluster_id, "-c", str(config),
+                          *features, log_name="format.log")
+        log = self.server_log.open("ab")
         try:
             self._process = subprocess.Popen(
                 self._java_command(KAFKA_MAIN, str(config), log4j=self.work_dir / "log4j2.properties"),
@@ -260,8 +307,13 @@ class KafkaBroker:
         return "\n".join(text[-lines:])
 
     def _java_command(self, main_class: str, *args: str, log4j: Path) -> list[str]:
+        text = log4j.read_text()
+        level = re.search(r"rootLogger.level = (\w+)", text).group(1)
+        target = "System.err" if "SYSTEM_ERR" in text else "System.out"
+        log4j1 = log4j.with_suffix(".log4j1.properties")
+        log4j1.write_text(LOG4J1_TEMPLATE.format(level=level, target=target))
         return [self.java, *JVM_OPTS, f"-Dlog4j2.configurationFile={log4j}",
-                "-cp", f"{self.libs}/*", main_class, *args]
+                f"-Dlog4j.configuration=file:{log4j1}", "-cp", f"{self.libs}/*", main_class, *args]
 
     def _wait_until_ready(self) -> None:
         from kafka import KafkaAdminClient  # kafka-python; imported here so the module loads without it

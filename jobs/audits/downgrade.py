@@ -1,0 +1,192 @@
+"""Downgrade readiness: what an older group coordinator does with this snapshot's records.
+
+For each target (:mod:`downgrade_targets`) every record still on disk is classified the way that
+coordinator's loader would treat it (``../shared/reference/replay-fencing-downgrade.md`` §5.3 and
+its corrections box). Breaking rules look at every physical record, because the loader replays
+superseded records and tombstones too; dropping rules weigh *live* records (the latest of their
+key), because those are the state that is lost now and read again after a re-upgrade.
+
+Classes: ``BREAK`` (the partition does not load: ``fail-open`` = Scala marks it loaded and empty,
+``fail-closed`` = Java leaves its groups unavailable), ``DROP`` (skipped with a WARN),
+``RESURRECT`` (dropped now, replayed again after re-upgrade: it cannot be tombstoned meanwhile),
+``READ-AS-LATEST`` (unknown version read with the newest layout), ``INFO``.
+
+    findings = audit_group(facts_of_one_group, parse_target("3.9"))
+    rows = aggregate(findings, snapshot_id="s1")           # DOWNGRADE_FINDINGS_COLUMNS rows
+    print("\\n".join(verdict_lines(rows, ["3.9"])))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs.audits.downgrade_facts import RecordFacts
+from jobs.audits.downgrade_replay import first_replay_break
+from jobs.audits.downgrade_targets import (CONSUMER_TYPES, SCALA, SHARE_TYPES, STREAMS_TYPES,
+                                           TAG_SEMANTICS, TAG_SINCE, Target, group_kind,
+                                           parse_target)
+from jobs.audits.downgrade_verdict import aggregate, verdict_lines
+from jobs.audits.registry import Rule, register
+
+BREAK, DROP, RESURRECT, READ_AS_LATEST, INFO = "BREAK", "DROP", "RESURRECT", "READ-AS-LATEST", "INFO"
+_SOURCE = "KIP-915; replay-fencing-downgrade.md §5"
+
+RULES = register(
+    Rule("DU-1", "critical", "unknown record type",
+         "Every record type still on disk is one the target's coordinator knows; otherwise it is "
+         "skipped (3.4.1+, state lost until re-upgrade) or aborts the load (Scala before 3.4.1).",
+         "GroupMetadataManager.readMessageKey (Scala), CoordinatorLoaderImpl (Java); " + _SOURCE, False),
+    Rule("DU-2", "critical", "value version above the target's",
+         "Every value version is one the target reads; Scala and Java 4.0+ fail the load, Java "
+         "3.6-3.9 reads it with its newest layout.",
+         "GroupMetadataManager.readOffsetMessageValue (Scala); CoordinatorLoaderImpl (4.0, PR #18786)",
+         False),
+    Rule("DU-3", "critical", "value layout the target misreads",
+         "A record written in a layout that reused its type and version (3.7 vs 3.8+ for types "
+         "4/5/7/8, 4.0 vs 4.1+ for 11/15) is misread and fails the load.",
+         "generated *Value classes per release; " + _SOURCE, False),
+    Rule("DU-4", "critical", "replay the target rejects",
+         "Replaying the records the target keeps, in log order, throws nowhere (group typing, "
+         "strict tombstones before 4.0, ownership and referential checks).",
+         "GroupMetadataManager.replay, getOrMaybeCreatePersistedConsumerGroup (KAFKA-17306)", True),
+    Rule("DU-5", "info", "tagged field the target ignores",
+         "A tagged field the target does not know is skipped silently; its semantics are lost.",
+         "KIP-482 tagged fields; " + _SOURCE, False),
+    Rule("DU-6", "medium", "behaviour that changes on the target",
+         "Groups keep behaving as they do now: a consumer/streams group read by a coordinator "
+         "without its records becomes a simple group, and KIP-1251 relaxed fencing needs 4.3.",
+         "OffsetMetadataManager/ConsumerGroup.validateOffsetCommit; KIP-848, KIP-1251", False),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One record's (or one group's) fate on one target."""
+
+    target: str
+    partition: int
+    group_id: str | None
+    rule_id: str
+    klass: str
+    failure_mode: str | None
+    severity: str
+    offset: int
+    record_type: int | None
+    is_live: bool
+    detail: str
+
+
+def audit_facts(facts: list[RecordFacts], targets: list[str]) -> list[Finding]:
+    """Findings for every group of some partitions' facts (liveness marked) on each target."""
+    by_group: dict[tuple, list[RecordFacts]] = {}
+    for f in sorted(facts, key=lambda f: (f.partition, f.offset)):
+        by_group.setdefault((f.partition, f.group_id), []).append(f)
+    parsed = [parse_target(t) for t in targets]
+    return [finding for records in by_group.values() for target in parsed
+            for finding in audit_group(records, target)]
+
+
+def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
+    """Findings for one group's records (one partition, log order, liveness marked) on ``target``."""
+    out: list[Finding] = []
+    kept = []
+    for f in records:
+        if f.record_type is None:
+            continue
+        if f.record_type not in target.known_types:
+            out += _unknown_type(f, target)
+            continue
+        kept.append(f)
+        out += _version_and_layout(f, target)
+    if target.coordinator != SCALA:
+        found = first_replay_break(kept, target)
+        if found is not None:
+            f = next(r for r in kept if r.offset == found.offset)
+            out.append(_finding(target, f, "DU-4", BREAK, "critical", found.reason,
+                                target.failure_mode))
+    out += _tag_losses(kept, target) + _behaviour(records, target)
+    return out
+
+
+def _finding(target: Target, f: RecordFacts, rule: str, klass: str, severity: str, detail: str,
+             mode: str | None = None) -> Finding:
+    return Finding(target.name, f.partition, f.group_id, rule, klass, mode, severity, f.offset,
+                   f.record_type, f.is_live, detail)
+
+
+def _unknown_type(f: RecordFacts, target: Target) -> list[Finding]:
+    kind = group_kind(f.record_type)
+    if target.unknown_type_fails:
+        return [_finding(target, f, "DU-1", BREAK, "critical",
+                         f"record type {f.record_type} ({kind}) is unknown to {target}, which "
+                         "aborts the load on an unknown key", target.failure_mode)]
+    if not f.is_live or f.is_tombstone:
+        return [_finding(target, f, "DU-1", DROP, "info",
+                         f"{'tombstone' if f.is_tombstone else 'superseded record'} of type "
+                         f"{f.record_type} ({kind}) skipped by {target}")]
+    return [_finding(target, f, "DU-1", DROP, "high",
+                     f"live {kind} record (type {f.record_type}) skipped by {target}: its state is lost"),
+            _finding(target, f, "DU-1", RESURRECT, "medium",
+                     f"live {kind} record (type {f.record_type}) cannot be tombstoned by {target} "
+                     "and is replayed again after re-upgrade")]
+
+
+def _version_and_layout(f: RecordFacts, target: Target) -> list[Finding]:
+    if f.is_tombstone or f.value_version is None:
+        return []
+    top = target.max_versions.get(f.record_type, 0)
+    if f.value_version > top:
+        text = f"type {f.record_type} value version {f.value_version} is above {target}'s {top}"
+        if target.unknown_version_fails:
+            return [_finding(target, f, "DU-2", BREAK, "critical", text + ": the load fails",
+                             target.failure_mode)]
+        return [_finding(target, f, "DU-2", READ_AS_LATEST, "low", text + ": read as version "
+                         f"{top} (tagged fields only, so nothing known is lost)")]
+    if f.layout is not None and f.layout != target.layout(f.record_type):
+        return [_finding(target, f, "DU-3", BREAK, "critical",
+                         f"type {f.record_type} value v{f.value_version} is in the {f.layout} layout; "
+                         f"{target} reads the {target.layout(f.record_type)} one",
+                         target.failure_mode)]
+    return []
+
+
+def _tag_losses(kept: list[RecordFacts], target: Target) -> list[Finding]:
+    out = []
+    for f in kept:
+        if not f.is_live or f.is_tombstone:
+            continue
+        lost = [path for path in f.tagged_fields
+                if (f.record_type, path) not in target.known_tags
+                and ((f.record_type, path) in TAG_SINCE or path.startswith("?"))]
+        if lost:
+            meaning = "; ".join(TAG_SEMANTICS.get(p.rsplit(".", 1)[-1], p) for p in lost)
+            out.append(_finding(target, f, "DU-5", INFO, "info",
+                                f"{target} ignores {', '.join(lost)}: {meaning}"))
+    return out
+
+
+def _behaviour(records: list[RecordFacts], target: Target) -> list[Finding]:
+    """DU-6, once per group, on its live state."""
+    live = [f for f in records if f.is_live and not f.is_tombstone and f.record_type is not None]
+    types = {f.record_type for f in live}
+    offsets = [f for f in live if f.record_type in (0, 1)]
+    out = []
+    for family, words in ((CONSUMER_TYPES, "consumer"), (STREAMS_TYPES, "streams")):
+        if types & family and not types & family & target.known_types and offsets:
+            out.append(_finding(target, offsets[0], "DU-6", INFO, "medium",
+                                f"the {words} group's offsets stay but {target} sees a simple group: "
+                                "retention by commit timestamp, admin commits accepted"))
+    if (types & SHARE_TYPES) and not (types & SHARE_TYPES & target.known_types):
+        first = next(f for f in live if f.record_type in SHARE_TYPES)
+        out.append(_finding(target, first, "DU-6", INFO, "medium",
+                            f"the share group does not exist on {target}"))
+    relaxed = [f for f in live if f.record_type == 8 and any("assignmentEpochs" in p for p in f.tagged_fields)]
+    if relaxed and target.release < (4, 3, 0):
+        out.append(_finding(target, relaxed[0], "DU-6", INFO, "info",
+                            f"{target} fences offset commits by strict epoch equality (no KIP-1251): "
+                            "expect more STALE_MEMBER_EPOCH and aborted transactions"))
+    return out
+
+
+__all__ = ["RULES", "Finding", "audit_facts", "audit_group", "aggregate", "verdict_lines", "BREAK", "DROP",
+           "RESURRECT", "READ_AS_LATEST", "INFO"]

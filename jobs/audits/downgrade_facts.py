@@ -1,0 +1,174 @@
+"""Plain facts about each record of a snapshot, as the downgrade audit needs them.
+
+One :class:`RecordFacts` per data record, in log order, from raw ``(key, value)`` bytes: the
+record type and value version as read from the first two bytes (even when our own decoder does
+not know them: that is exactly what an older coordinator meets), whether it is a tombstone, its
+group and member, the compaction key, the value layout our decoder matched, the tagged fields it
+carries with a non-default value, and a few replay facts (classic protocol type and member count,
+partitions owned by a type-8 member). The same function serves the pure tests (segment files via
+:func:`facts_from_partition_dir`) and the Spark stage (:func:`facts_from_arrow`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator
+
+import pyarrow as pa
+
+from decoders.codec import UnknownRecord, decode_record_shallow
+from decoders.errors import DecodeError
+from decoders.log.segment import iter_partition_dir
+from decoders.log.types import RecordBatch
+from decoders.records_catalog import RECORD_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    partition: int
+    offset: int
+    record_type: int | None          # None: the key is shorter than its type field
+    value_version: int | None        # None for a tombstone
+    is_tombstone: bool
+    group_id: str | None
+    member_id: str | None
+    key: bytes                       # the compaction key: the latest record per key is live
+    layout: str | None               # value layout our decoder matched; None when it did not decode
+    decode_error: str | None         # our decoder's reason when it did not decode
+    tagged_fields: tuple[str, ...] = ()   # tagged fields present with a non-default value
+    protocol_type: str | None = None      # type 2: protocolType ("" for a simple group)
+    classic_members: int | None = None    # type 2: number of members
+    owned_partitions: tuple[str, ...] = ()  # type 8: "topicId:partition", assigned and pending
+    pending_overlap: bool = False         # type 8: a partition both assigned and pending revocation
+    is_live: bool = True                  # the latest record of its key in the snapshot
+
+
+FACTS_SCHEMA = pa.schema([
+    ("partition", pa.int32()), ("offset", pa.int64()), ("record_type", pa.int16()),
+    ("value_version", pa.int16()), ("is_tombstone", pa.bool_()), ("group_id", pa.string()),
+    ("member_id", pa.string()), ("key", pa.binary()), ("layout", pa.string()),
+    ("decode_error", pa.string()), ("tagged_fields", pa.list_(pa.string())),
+    ("protocol_type", pa.string()), ("classic_members", pa.int32()),
+    ("owned_partitions", pa.list_(pa.string())), ("pending_overlap", pa.bool_()),
+    ("is_live", pa.bool_()),
+])
+
+
+def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | None) -> RecordFacts:
+    """Facts of one data record (never raises: what we cannot read is recorded as such)."""
+    key = bytes(key or b"")
+    record_type = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
+    version = int.from_bytes(value[:2], "big", signed=True) if value is not None and len(value) >= 2 else None
+    base = RecordFacts(partition, offset, record_type, version, value is None, None, None, key,
+                       None, None)
+    try:
+        rec = decode_record_shallow(key, value)
+    except DecodeError as err:
+        return replace(base, decode_error=err.reason, **_key_only(key))
+    if isinstance(rec, UnknownRecord):
+        return replace(base, decode_error="unknown_type")
+    k = rec.key
+    facts = replace(base, group_id=k.get("groupId", k.get("group")), member_id=k.get("memberId"),
+                    layout=None if rec.value is None else rec.layout)
+    if rec.value is None:
+        return facts
+    return replace(facts, tagged_fields=tagged_fields(rec.record_type, rec.value_version,
+                                                      rec.layout, rec.value, rec.unknown_tags),
+                   **_replay_facts(rec.record_type, rec.value))
+
+
+def _key_only(key: bytes) -> dict:
+    """Group and member of a record whose value did not decode (the key alone usually does)."""
+    try:
+        rec = decode_record_shallow(key, None)
+    except DecodeError:
+        return {}
+    if isinstance(rec, UnknownRecord):
+        return {}
+    return {"group_id": rec.key.get("groupId", rec.key.get("group")),
+            "member_id": rec.key.get("memberId")}
+
+
+def _replay_facts(record_type: int, value: dict) -> dict:
+    if record_type == 2:
+        return {"protocol_type": value.get("protocolType"),
+                "classic_members": len(value.get("members") or ())}
+    if record_type == 8:
+        assigned = _partitions(value.get("assignedPartitions"))
+        pending = _partitions(value.get("partitionsPendingRevocation"))
+        return {"owned_partitions": tuple(sorted(assigned | pending)),
+                "pending_overlap": bool(assigned & pending)}
+    return {}
+
+
+def _partitions(topics) -> set[str]:
+    return {f"{t['topicId']}:{p}" for t in topics or () for p in t["partitions"]}
+
+
+def tagged_fields(record_type: int, version: int, layout: str, value: dict,
+                  unknown_tags: dict | None = None) -> tuple[str, ...]:
+    """Tagged fields of a value that differ from their default (Kafka writes a tag only then),
+    as paths: ``topicId``, ``assignedPartitions[].assignmentEpochs``; tags our schema does not
+    know as ``?path#tag``."""
+    rt = RECORD_TYPES[record_type]
+    if not rt.is_flexible(version):
+        return ()
+    found: set[str] = set()
+    _walk(rt.layout(layout), version, value, "", found)
+    for path, tags in (unknown_tags or {}).items():
+        found.update(f"?{path}#{tag}" for tag in tags)
+    return tuple(sorted(found))
+
+
+def _walk(st, version: int, value: dict, prefix: str, found: set) -> None:
+    for f in st.fields_at(version):
+        v = value.get(f.json_name)
+        path = prefix + f.json_name
+        if version in f.tagged and v != f.default_value(version):
+            found.add(path)
+        if f.struct is not None and v:
+            for element in (v if f.is_array else [v]):
+                _walk(f.struct, version, element, path + ("[]." if f.is_array else "."), found)
+
+
+def mark_live(facts: Iterable[RecordFacts]) -> list[RecordFacts]:
+    """The same facts in log order with ``is_live``: the latest record of each key (per partition)."""
+    ordered = sorted(facts, key=lambda f: (f.partition, f.offset))
+    latest = {(f.partition, f.key): f.offset for f in ordered}
+    return [replace(f, is_live=latest[(f.partition, f.key)] == f.offset) for f in ordered]
+
+
+def facts_from_partition_dir(directory: str | os.PathLike,
+                             partition: int | None = None) -> list[RecordFacts]:
+    """Facts of every data record in one ``__consumer_offsets-N`` directory, liveness marked."""
+    out = []
+    for segment, item in iter_partition_dir(directory, partition):
+        if not isinstance(item, RecordBatch) or item.is_control:
+            continue
+        part = segment.partition if partition is None else partition
+        out += [record_facts(part, r.offset, r.key, r.value) for r in item.records]
+    return mark_live(out)
+
+
+def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Arrow body: raw rows (``partition``, ``offset``, ``key``, ``value``) -> :data:`FACTS_SCHEMA`
+    rows (``is_live`` left true; liveness needs every record of the key, see the stage)."""
+    cols = batch.to_pydict()
+    rows = [record_facts(p, o, k, v) for p, o, k, v in
+            zip(cols["partition"], cols["offset"], cols["key"], cols["value"])]
+    return facts_to_arrow(rows)
+
+
+def facts_to_arrow(rows: list[RecordFacts]) -> pa.RecordBatch:
+    data = {name: [getattr(r, name) for r in rows] for name in FACTS_SCHEMA.names}
+    return pa.RecordBatch.from_pydict(data, schema=FACTS_SCHEMA)
+
+
+def facts_from_table(table: pa.Table | pa.RecordBatch) -> Iterator[RecordFacts]:
+    cols = table.to_pydict()
+    for i in range(len(cols["offset"])):
+        row = {name: cols[name][i] for name in FACTS_SCHEMA.names}
+        row["tagged_fields"] = tuple(row["tagged_fields"] or ())
+        row["owned_partitions"] = tuple(row["owned_partitions"] or ())
+        yield RecordFacts(**row)
