@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 
-from decoders.codec import UnknownRecord, decode_record_shallow
+from decoders.codec import UnknownRecord, decode_record_shallow, key_group_id
 from decoders.errors import DecodeError
 from decoders.log.segment import iter_partition_dir
 from decoders.log.types import RecordBatch
@@ -69,7 +69,7 @@ def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | 
     if isinstance(rec, UnknownRecord):
         return replace(base, decode_error="unknown_type")
     k = rec.key
-    facts = replace(base, group_id=k.get("groupId", k.get("group")), member_id=k.get("memberId"),
+    facts = replace(base, group_id=key_group_id(k), member_id=k.get("memberId"),
                     layout=None if rec.value is None else rec.layout)
     if rec.value is None:
         return facts
@@ -86,8 +86,7 @@ def _key_only(key: bytes) -> dict:
         return {}
     if isinstance(rec, UnknownRecord):
         return {}
-    return {"group_id": rec.key.get("groupId", rec.key.get("group")),
-            "member_id": rec.key.get("memberId")}
+    return {"group_id": key_group_id(rec.key), "member_id": rec.key.get("memberId")}
 
 
 def _replay_facts(record_type: int, value: dict) -> dict:

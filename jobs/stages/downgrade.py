@@ -1,0 +1,54 @@
+"""Downgrade stage in Spark: ``raw_records`` -> ``downgrade_findings`` rows for some targets.
+
+Two Arrow bodies, both pure code from :mod:`jobs.audits`: ``mapInArrow`` turns raw rows into
+record facts (:func:`jobs.audits.downgrade_facts.facts_from_arrow`); ``applyInArrow`` per
+``(partition, group_id)`` marks liveness (every record of a key shares its group) and audits the
+group for each target. The facts come from ``raw_records`` rather than ``records``: records that
+matter most here (unknown types, unknown versions) are exactly the ones ``records`` lacks
+(they are in ``quarantine``), and layout and tagged fields need the value bytes.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from jobs.audits.downgrade import aggregate, audit_facts
+from jobs.audits.downgrade_facts import FACTS_SCHEMA, facts_from_arrow, facts_from_table, mark_live
+from jobs.audits.downgrade_targets import parse_target
+from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
+
+RAW_COLUMNS = ("partition", "offset", "key", "value")
+
+
+def facts_body(batches):
+    """mapInArrow body: raw data rows -> record facts."""
+    for batch in batches:
+        yield facts_from_arrow(batch)
+
+
+def audit_body(snapshot_id: str, targets: list[str]):
+    """applyInArrow body for one (partition, group): facts -> findings rows."""
+    def body(table: pa.Table) -> pa.Table:
+        facts = mark_live(facts_from_table(table))
+        rows = aggregate(audit_facts(facts, targets), snapshot_id)
+        return pa.Table.from_pylist(rows, schema=DOWNGRADE_FINDINGS_SCHEMA)
+    return body
+
+
+def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versions: list[str]):
+    """``downgrade_findings`` rows of one snapshot for ``target_versions`` (validated here, on
+    the driver). ``records_df`` is accepted for the audit command's uniform call but not read
+    (see the module docstring); ``raw_df`` is the snapshot's ``raw_records``.
+
+    >>> rows = downgrade_findings(spark, records, raw, "s1", ["3.9", "4.0"])  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    targets = [parse_target(t).name for t in target_versions]
+    data = (raw_df.where(F.col("snapshot_id") == snapshot_id).where(~F.col("is_control"))
+            .select(*RAW_COLUMNS))
+    facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA))
+    return (facts.groupBy("partition", "group_id")
+            .applyInArrow(audit_body(snapshot_id, targets),
+                          from_arrow_schema(DOWNGRADE_FINDINGS_SCHEMA)))
