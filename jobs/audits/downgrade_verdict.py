@@ -70,7 +70,8 @@ def verdict_lines(rows: list[dict], target_versions: list[str]) -> list[str]:
             lines.append(f"safe to downgrade to {name}: yes" + (
                 f" - with care: {_caution(cautions, name)}" if cautions else ""))
             continue
-        first_partition, first_reason = reasons[0]
+        # The headline names the worst partition: one that does not load beats one that drops.
+        first_partition, first_reason = min(reasons, key=lambda r: not r[1].startswith("does not load"))
         more = f" (and {len(reasons) - 1} more partitions)" if len(reasons) > 1 else ""
         lines.append(f"safe to downgrade to {name}: no - partition {first_partition} "
                      f"{first_reason}{more}")

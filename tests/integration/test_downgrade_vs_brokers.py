@@ -1,0 +1,128 @@
+"""The downgrade audit against real older brokers: its verdict for a target must predict, partition
+by partition, what that release's group coordinator does when it loads the snapshot.
+
+Snapshots: ``samples/kafka-4.3.1`` (written by the integration suite's Kafka 4.3.1 broker under
+every workload: classic, KIP-848, static, drained, deleted, converted, share groups and
+transactions) and a hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
+simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
+Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.9.2 with its default Scala
+coordinator and with the Java one enabled, 4.0.2, 4.2.1), fetched from Maven Central by
+``build/kafka/fetch.sh --downgrade``.
+
+How the copy is made: :mod:`.downgrade_broker` (fresh broker of the target version with the
+snapshot's partition count creates ``__consumer_offsets``, is stopped, its segments are replaced
+by the snapshot's with indexes, producer snapshots and the clean-shutdown marker removed, and it
+is restarted so it recovers the log and its coordinator loads every partition from offset 0).
+
+Per partition the test asserts:
+
+* predicted BREAK fail-closed (Java) -> the broker logs "Failed to load metadata" for it and the
+  Admin API answers NOT_COORDINATOR for every group of the snapshot on it;
+* predicted BREAK fail-open (Scala) -> "Error loading offsets" is logged and its groups show no
+  committed offsets at all;
+* otherwise the partition loads, the records the broker skips with a WARN are exactly the DU-1
+  records (same number, same record types) and each group's committed offsets are what our own
+  replay of the snapshot says (where our replay can read every record).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from jobs.audits.downgrade import BREAK, DROP, audit_facts
+from jobs.audits.downgrade_facts import facts_from_partition_dir
+
+from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
+from .downgrade_broker import load_snapshot_on
+from .downgrade_snapshots import write_crafted_snapshot
+from .kafka_broker import KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir
+
+pytestmark = pytest.mark.integration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kafka-4.3.1"
+PARTITIONS = 3
+_SKIPPED_TYPE = re.compile(r"Unknown (?:record type|message key with version) (-?\d+)")
+
+
+def _brokers() -> list[tuple[str, bool, str]]:
+    """(version, new coordinator, audit target) for every pinned older broker."""
+    out = []
+    for version in downgrade_versions():
+        line = ".".join(version.split(".")[:2])
+        out.append((version, False, line))
+        if version.startswith("3."):
+            out.append((version, True, line + "+new-coordinator"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory) -> dict[str, Path]:
+    return {"kafka-4.3.1-sample": SAMPLE,
+            "crafted": write_crafted_snapshot(tmp_path_factory.mktemp("crafted"))}
+
+
+def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
+    """partition -> group -> {(topic, partition): offset} from our replay; a partition our replay
+    cannot read (a value version no release writes) is left out."""
+    from jobs.replay import replay_partition
+    from jobs.replay.source import events_from_partition_dir
+
+    out = {}
+    for p in range(PARTITIONS):
+        try:
+            result = replay_partition(events_from_partition_dir(snapshot / f"__consumer_offsets-{p}"))
+        except Exception:  # noqa: BLE001 - an unreadable partition is simply not compared
+            continue
+        groups: dict[str, dict] = {}
+        for row in result.tables["offsets"]:
+            groups.setdefault(row["group_id"], {})[(row["topic"], row["partition"])] = row["committed_offset"]
+        out[p] = groups
+    return out
+
+
+@pytest.mark.parametrize("version, new_coordinator, target", _brokers(),
+                         ids=[b[2] for b in _brokers()])
+@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "crafted"])
+def test_audit_predicts_the_broker_partition_by_partition(snapshots, snapshot_name, version,
+                                                          new_coordinator, target, tmp_path):
+    if java_executable() is None:
+        _skip_reasons.add(_SKIPPED_NO_JAVA)
+        pytest.skip(_SKIPPED_NO_JAVA)
+    try:
+        kafka_libs_dir(version)
+    except KafkaJarsMissing as exc:
+        pytest.fail(f"{exc} (or `bash build/kafka/fetch.sh --downgrade`)", pytrace=False)
+    snapshot = snapshots[snapshot_name]
+    facts = [f for p in range(PARTITIONS)
+             for f in facts_from_partition_dir(snapshot / f"__consumer_offsets-{p}")]
+    findings = audit_facts(facts, [target])
+    groups = sorted({f.group_id for f in facts if f.group_id})
+    observed = load_snapshot_on(version, snapshot, tmp_path, num_partitions=PARTITIONS,
+                                groups=groups, new_coordinator=new_coordinator)
+    expected_offsets = _expected_offsets(snapshot)
+    context = f"{target} on {snapshot_name}; broker log:\n{observed.log_excerpt}"
+    for p in range(PARTITIONS):
+        load = observed.partitions[p]
+        on_p = [g for g in groups if any(f.group_id == g and f.partition == p for f in facts)]
+        breaks = sorted((f for f in findings if f.partition == p and f.klass == BREAK),
+                        key=lambda f: f.offset)
+        if breaks and breaks[0].failure_mode == "fail-closed":
+            assert load.failed and not load.loaded, f"partition {p} should fail closed: {context}"
+            assert all(isinstance(observed.offsets[g], str) and "NotCoordinator" in observed.offsets[g]
+                       for g in on_p), (p, observed.offsets, context)
+        elif breaks:
+            assert load.failed, f"partition {p} should fail open: {context}"
+            assert all(observed.offsets[g] == {} for g in on_p), (p, observed.offsets, context)
+        else:
+            assert load.loaded and not load.failed, f"partition {p} should load: {context}"
+            dropped = Counter(f.record_type for f in findings
+                              if f.partition == p and f.rule_id == "DU-1" and f.klass == DROP)
+            skipped = Counter(int(_SKIPPED_TYPE.search(line).group(1)) for line in load.skipped_lines)
+            assert skipped == dropped, (p, context)
+            for g in on_p:
+                if p in expected_offsets:
+                    assert observed.offsets[g] == expected_offsets[p].get(g, {}), (p, g, context)
