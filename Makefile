@@ -28,9 +28,11 @@ $(JARS)/.fetched: build/delta/pom.xml
 
 jars: $(JARS)/.fetched
 
-# Apache Kafka broker and tool jars for the integration suite.
+# Apache Kafka broker and tool jars for the integration suite, and the older brokers the
+# downgrade comparison starts (<downgrade.versions> in build/kafka/pom.xml).
 kafka:
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh
+	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --downgrade
 
 demo: setup
 	$(VENV)/bin/offsetlake demo

@@ -22,9 +22,17 @@ from dataclasses import dataclass
 
 from jobs.audits.downgrade_facts import RecordFacts
 from jobs.audits.downgrade_replay import first_replay_break
-from jobs.audits.downgrade_targets import (CONSUMER_TYPES, SCALA, SHARE_TYPES, STREAMS_TYPES,
-                                           TAG_SEMANTICS, TAG_SINCE, Target, group_kind,
-                                           parse_target)
+from jobs.audits.downgrade_targets import (
+    CONSUMER_TYPES,
+    SCALA,
+    SHARE_TYPES,
+    STREAMS_TYPES,
+    TAG_SEMANTICS,
+    TAG_SINCE,
+    Target,
+    group_kind,
+    parse_target,
+)
 from jobs.audits.downgrade_verdict import aggregate, verdict_lines
 from jobs.audits.registry import Rule, register
 
@@ -174,13 +182,14 @@ def _behaviour(records: list[RecordFacts], target: Target) -> list[Finding]:
     for family, words in ((CONSUMER_TYPES, "consumer"), (STREAMS_TYPES, "streams")):
         if types & family and not types & family & target.known_types and offsets:
             out.append(_finding(target, offsets[0], "DU-6", INFO, "medium",
-                                f"the {words} group's offsets stay but {target} sees a simple group: "
-                                "retention by commit timestamp, admin commits accepted"))
+                                f"the {words} group's offsets stay but {target} sees a simple "
+                                "group: retention by commit timestamp, admin commits accepted"))
     if (types & SHARE_TYPES) and not (types & SHARE_TYPES & target.known_types):
         first = next(f for f in live if f.record_type in SHARE_TYPES)
         out.append(_finding(target, first, "DU-6", INFO, "medium",
                             f"the share group does not exist on {target}"))
-    relaxed = [f for f in live if f.record_type == 8 and any("assignmentEpochs" in p for p in f.tagged_fields)]
+    relaxed = [f for f in live
+               if f.record_type == 8 and any("assignmentEpochs" in p for p in f.tagged_fields)]
     if relaxed and target.release < (4, 3, 0):
         out.append(_finding(target, relaxed[0], "DU-6", INFO, "info",
                             f"{target} fences offset commits by strict epoch equality (no KIP-1251): "

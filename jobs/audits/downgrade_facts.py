@@ -12,8 +12,8 @@ partitions owned by a type-8 member). The same function serves the pure tests (s
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator
 
 import pyarrow as pa
 

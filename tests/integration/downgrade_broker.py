@@ -96,7 +96,8 @@ def _create_offsets_topic(broker: KafkaBroker, num_partitions: int) -> None:
                 return
         except Exception as exc:  # the topic is being created; the coordinator is loading
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{OFFSETS_TOPIC} not created: {exc!r}\n{broker.log_tail()}")
+                raise RuntimeError(f"{OFFSETS_TOPIC} not created: {exc!r}\n"
+                                   f"{broker.log_tail()}") from exc
         time.sleep(0.5)
 
 

@@ -34,7 +34,8 @@ def partition_of(group_id: str, partitions: int = PARTITIONS) -> int:
 
 
 def group_on(prefix: str, partition: int, partitions: int = PARTITIONS) -> str:
-    return next(f"{prefix}-{i}" for i in range(1000) if partition_of(f"{prefix}-{i}", partitions) == partition)
+    return next(f"{prefix}-{i}" for i in range(1000)
+                if partition_of(f"{prefix}-{i}", partitions) == partition)
 
 
 SIMPLE_THEN_CONSUMER = group_on("dg-simple-then-consumer", 0)

@@ -3,7 +3,8 @@ by partition, what that release's group coordinator does when it loads the snaps
 
 Snapshots: ``samples/kafka-4.3.1`` (written by the integration suite's Kafka 4.3.1 broker under
 every workload: classic, KIP-848, static, drained, deleted, converted, share groups and
-transactions) and a hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
+transactions), a fresh one written the same way during the test (:mod:`.make_sample`), and a
+hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
 simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
 Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.9.2 with its default Scala
 coordinator and with the Java one enabled, 4.0.2, 4.2.1), fetched from Maven Central by
@@ -65,6 +66,20 @@ def snapshots(tmp_path_factory) -> dict[str, Path]:
             "crafted": write_crafted_snapshot(tmp_path_factory.mktemp("crafted"))}
 
 
+@pytest.fixture(scope="module")
+def fresh_workloads_snapshot(tmp_path_factory) -> Path:
+    """A new snapshot of the suite's 4.3.1 broker under every workload (new member ids, topic
+    ids, timings: not the bundled bytes), copied while the members are still in their groups."""
+    from .make_sample import make_sample
+
+    if java_executable() is None:
+        _skip_reasons.add(_SKIPPED_NO_JAVA)
+        pytest.skip(_SKIPPED_NO_JAVA)
+    target = tmp_path_factory.mktemp("workloads") / "kafka-4.3.1"
+    make_sample(target, write_expectations=False)
+    return target
+
+
 def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
     """partition -> group -> {(topic, partition): offset} from our replay; a partition our replay
     cannot read (a value version no release writes) is left out."""
@@ -86,9 +101,10 @@ def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
 
 @pytest.mark.parametrize("version, new_coordinator, target", _brokers(),
                          ids=[b[2] for b in _brokers()])
-@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "crafted"])
-def test_audit_predicts_the_broker_partition_by_partition(snapshots, snapshot_name, version,
-                                                          new_coordinator, target, tmp_path):
+@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "workloads-4.3.1", "crafted"])
+def test_audit_predicts_the_broker_partition_by_partition(request, snapshots, snapshot_name,
+                                                          version, new_coordinator, target,
+                                                          tmp_path):
     if java_executable() is None:
         _skip_reasons.add(_SKIPPED_NO_JAVA)
         pytest.skip(_SKIPPED_NO_JAVA)
@@ -96,7 +112,8 @@ def test_audit_predicts_the_broker_partition_by_partition(snapshots, snapshot_na
         kafka_libs_dir(version)
     except KafkaJarsMissing as exc:
         pytest.fail(f"{exc} (or `bash build/kafka/fetch.sh --downgrade`)", pytrace=False)
-    snapshot = snapshots[snapshot_name]
+    snapshot = (request.getfixturevalue("fresh_workloads_snapshot")
+                if snapshot_name == "workloads-4.3.1" else snapshots[snapshot_name])
     facts = [f for p in range(PARTITIONS)
              for f in facts_from_partition_dir(snapshot / f"__consumer_offsets-{p}")]
     findings = audit_facts(facts, [target])
