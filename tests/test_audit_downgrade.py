@@ -200,6 +200,32 @@ def test_du6_near_miss_a_classic_group_is_unchanged_on_3_9(tmp_path):
     assert hits(facts_of(s, tmp_path), "3.9") == []
 
 
+# ---- verdicts ---------------------------------------------------------------------------------
+
+def test_verdict_headline_names_the_partition_that_does_not_load(tmp_path):
+    consumer_group(partition=0).write(tmp_path)
+    future = raw_log(tmp_path, [offset_commit(4, claimed_version=5)], partition=2)
+    facts = facts_from_partition_dir(tmp_path / "__consumer_offsets-0") + future
+    rows = aggregate(audit_facts(facts, ["3.9"]), "s")
+    lines = verdict_lines(rows, ["3.9"])
+    assert lines[0].startswith("safe to downgrade to 3.9: no - partition 2 does not load on 3.9 "
+                               "(fail-open")
+    assert [line.split(":")[0] for line in lines[1:]] == ["  partition 0", "  partition 2"]
+    top = [r for r in rows if r["partition"] == 2]
+    assert [(r["rule_id"], r["class"], r["failure_mode"], r["evidence_offsets"]) for r in top] == [
+        ("DU-2", "BREAK", "fail-open", [0])]
+
+
+def test_verdict_yes_for_classic_groups_with_v3_commits(tmp_path):
+    s = (Scenario("cl", partition=1, offset_commit_version=3)
+         .classic_rebalance({"c1": {"subscribe": ["foo"], "assignment": {"foo": [0]}}})
+         .offset_commit({"foo": {0: 5}}))
+    rows = aggregate(audit_facts(facts_of(s, tmp_path), ["2.8", "3.9", "4.0"]), "s")
+    assert verdict_lines(rows, ["2.8", "3.9", "4.0"]) == [
+        "safe to downgrade to 2.8: yes", "safe to downgrade to 3.9: yes",
+        "safe to downgrade to 4.0: yes"]
+
+
 def test_targets_parse_and_reject():
     assert parse_target("3.9+new").name == "3.9+new-coordinator"
     assert parse_target("3.4").release == (3, 4, 1)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -24,18 +25,21 @@ from decoders.log.types import RecordBatch
 from decoders.records_catalog import RECORD_TYPES
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordFacts:
+    """Not frozen: :func:`mark_live` sets ``is_live`` in place (a copy per record would cost
+    more than the decode)."""
+
     partition: int
     offset: int
     record_type: int | None          # None: the key is shorter than its type field
     value_version: int | None        # None for a tombstone
     is_tombstone: bool
-    group_id: str | None
-    member_id: str | None
-    key: bytes                       # the compaction key: the latest record per key is live
-    layout: str | None               # value layout our decoder matched; None when it did not decode
-    decode_error: str | None         # our decoder's reason when it did not decode
+    key: bytes = b""                 # the compaction key: the latest record per key is live
+    group_id: str | None = None
+    member_id: str | None = None
+    layout: str | None = None        # value layout our decoder matched; None when it did not decode
+    decode_error: str | None = None  # our decoder's reason when it did not decode
     tagged_fields: tuple[str, ...] = ()   # tagged fields present with a non-default value
     protocol_type: str | None = None      # type 2: protocolType ("" for a simple group)
     classic_members: int | None = None    # type 2: number of members
@@ -46,8 +50,8 @@ class RecordFacts:
 
 FACTS_SCHEMA = pa.schema([
     ("partition", pa.int32()), ("offset", pa.int64()), ("record_type", pa.int16()),
-    ("value_version", pa.int16()), ("is_tombstone", pa.bool_()), ("group_id", pa.string()),
-    ("member_id", pa.string()), ("key", pa.binary()), ("layout", pa.string()),
+    ("value_version", pa.int16()), ("is_tombstone", pa.bool_()), ("key", pa.binary()),
+    ("group_id", pa.string()), ("member_id", pa.string()), ("layout", pa.string()),
     ("decode_error", pa.string()), ("tagged_fields", pa.list_(pa.string())),
     ("protocol_type", pa.string()), ("classic_members", pa.int32()),
     ("owned_partitions", pa.list_(pa.string())), ("pending_overlap", pa.bool_()),
@@ -60,22 +64,21 @@ def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | 
     key = bytes(key or b"")
     record_type = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
     version = int.from_bytes(value[:2], "big", signed=True) if value is not None and len(value) >= 2 else None
-    base = RecordFacts(partition, offset, record_type, version, value is None, None, None, key,
-                       None, None)
+    facts = {}
     try:
         rec = decode_record_shallow(key, value)
     except DecodeError as err:
-        return replace(base, decode_error=err.reason, **_key_only(key))
-    if isinstance(rec, UnknownRecord):
-        return replace(base, decode_error="unknown_type")
-    k = rec.key
-    facts = replace(base, group_id=key_group_id(k), member_id=k.get("memberId"),
-                    layout=None if rec.value is None else rec.layout)
-    if rec.value is None:
-        return facts
-    return replace(facts, tagged_fields=tagged_fields(rec.record_type, rec.value_version,
-                                                      rec.layout, rec.value, rec.unknown_tags),
-                   **_replay_facts(rec.record_type, rec.value))
+        facts = {"decode_error": err.reason, **_key_only(key)}
+    else:
+        if isinstance(rec, UnknownRecord):
+            facts = {"decode_error": "unknown_type"}
+        else:
+            facts = {"group_id": key_group_id(rec.key), "member_id": rec.key.get("memberId")}
+            if rec.value is not None:
+                facts.update(layout=rec.layout, **_replay_facts(rec.record_type, rec.value),
+                             tagged_fields=tagged_fields(rec.record_type, rec.value_version,
+                                                         rec.layout, rec.value, rec.unknown_tags))
+    return RecordFacts(partition, offset, record_type, version, value is None, key=key, **facts)
 
 
 def _key_only(key: bytes) -> dict:
@@ -121,21 +124,30 @@ def tagged_fields(record_type: int, version: int, layout: str, value: dict,
 
 
 def _walk(st, version: int, value: dict, prefix: str, found: set) -> None:
-    for f in st.fields_at(version):
-        v = value.get(f.json_name)
-        path = prefix + f.json_name
-        if version in f.tagged and v != f.default_value(version):
+    for name, f, tagged, default in _fields(st, version):
+        v = value.get(name)
+        path = prefix + name
+        if tagged and v != default:
             found.add(path)
         if f.struct is not None and v:
             for element in (v if f.is_array else [v]):
                 _walk(f.struct, version, element, path + ("[]." if f.is_array else "."), found)
 
 
+@lru_cache(maxsize=None)
+def _fields(st, version: int) -> tuple:
+    """(json name, field, is tagged, default) per field of ``st`` at ``version``, computed once."""
+    return tuple((f.json_name, f, version in f.tagged, f.default_value(version))
+                 for f in st.fields_at(version))
+
+
 def mark_live(facts: Iterable[RecordFacts]) -> list[RecordFacts]:
     """The same facts in log order with ``is_live``: the latest record of each key (per partition)."""
     ordered = sorted(facts, key=lambda f: (f.partition, f.offset))
     latest = {(f.partition, f.key): f.offset for f in ordered}
-    return [replace(f, is_live=latest[(f.partition, f.key)] == f.offset) for f in ordered]
+    for f in ordered:
+        f.is_live = latest[(f.partition, f.key)] == f.offset
+    return ordered
 
 
 def facts_from_partition_dir(directory: str | os.PathLike,

@@ -59,7 +59,8 @@ def _message(detail: str, count: int, offset: int, group_id: str | None) -> str:
 
 def verdict_lines(rows: list[dict], target_versions: list[str]) -> list[str]:
     """One headline per target (``safe to downgrade to 3.9: no - ...``), then one indented line
-    per partition that holds a reason."""
+    per partition that holds a reason. ``rows``: dicts or Spark ``Row`` objects."""
+    rows = [r.asDict() if hasattr(r, "asDict") else r for r in rows]
     lines = []
     for text in target_versions:
         name = parse_target(text).name
