@@ -6,8 +6,8 @@ every workload: classic, KIP-848, static, drained, deleted, converted, share gro
 transactions), a fresh one written the same way during the test (:mod:`.make_sample`), and a
 hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
 simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
-Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.9.2 with its default Scala
-coordinator and with the Java one enabled, 4.0.2, 4.2.1), fetched from Maven Central by
+Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.7.2 with its early-access
+Java coordinator, 3.9.2 with its default Scala coordinator and with the Java one, 4.0.2, 4.2.1), fetched from Maven Central by
 ``build/kafka/fetch.sh --downgrade``.
 
 How the copy is made: :mod:`.downgrade_broker` (fresh broker of the target version with the
@@ -40,7 +40,8 @@ from jobs.audits.downgrade_facts import facts_from_partition_dir
 from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
 from .downgrade_broker import load_snapshot_on
 from .downgrade_snapshots import write_crafted_snapshot
-from .kafka_broker import KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir
+from .kafka_broker import (KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir,
+                           release_of)
 
 pytestmark = pytest.mark.integration
 
@@ -50,11 +51,16 @@ _SKIPPED_TYPE = re.compile(r"Unknown (?:record type|message key with version) (-
 
 
 def _brokers() -> list[tuple[str, bool, str]]:
-    """(version, new coordinator, audit target) for every pinned older broker."""
+    """(version, new coordinator, audit target) for every pinned older broker: 3.x with its Java
+    coordinator enabled, and the newest 3.x also with its default Scala one (the Scala loader's
+    rules are the same from 3.4.1 to 3.9)."""
+    versions = downgrade_versions()
+    newest_3x = max((v for v in versions if v.startswith("3.")), key=release_of, default=None)
     out = []
-    for version in downgrade_versions():
+    for version in versions:
         line = ".".join(version.split(".")[:2])
-        out.append((version, False, line))
+        if not version.startswith("3.") or version == newest_3x:
+            out.append((version, False, line))
         if version.startswith("3."):
             out.append((version, True, line + "+new-coordinator"))
     return out
