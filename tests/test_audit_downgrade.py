@@ -27,9 +27,10 @@ def facts_of(log, tmp_path):
 
 def hits(facts, target, rule=None, klass=None):
     """(rule, class, partition, group, offset) of every finding on ``target``."""
-    return sorted((f.rule_id, f.klass, f.partition, f.group_id, f.offset)
-                  for f in audit_facts(facts, [target])
-                  if (rule is None or f.rule_id == rule) and (klass is None or f.klass == klass))
+    return sorted(((f.rule_id, f.klass, f.partition, f.group_id, f.offset)
+                   for f in audit_facts(facts, [target])
+                   if (rule is None or f.rule_id == rule) and (klass is None or f.klass == klass)),
+                  key=lambda hit: tuple("" if x is None else x for x in hit))
 
 
 def consumer_group(partition: int = 3) -> Scenario:
@@ -80,6 +81,20 @@ def test_du1_near_miss_a_deleted_group_leaves_only_harmless_drops(tmp_path):
     du1 = [f for f in found if f.rule_id == "DU-1"]
     assert du1 and {(f.klass, f.severity) for f in du1} == {("DROP", "info")}
     assert verdict_lines(aggregate(found, "s"), ["3.9"]) == ["safe to downgrade to 3.9: yes"]
+
+
+def test_du1_types_no_release_knows_are_dropped_even_by_4_3(tmp_path):
+    type24 = (encode_key(24, {"groupId": "st"}),
+              encode_value(24, 0, {"assignmentEpoch": 3, "resolvedTopicIdsBySubtopology": []}))
+    type99 = (struct.pack(">h", 99) + b"\x00\x02st", b"\x00\x00")  # no codec knows type 99
+    facts = raw_log(tmp_path, [type24, type99], partition=4)
+    assert [(f.record_type, f.group_id, f.decode_error) for f in facts] == [
+        (24, "st", None), (99, None, "unknown_type")]
+    assert hits(facts, "4.3") == [("DU-1", "DROP", 4, None, 1), ("DU-1", "DROP", 4, "st", 0),
+                                  ("DU-1", "RESURRECT", 4, None, 1),
+                                  ("DU-1", "RESURRECT", 4, "st", 0)]
+    rows = aggregate(audit_facts(facts, ["4.3"]), "s")
+    assert verdict_lines(rows, ["4.3"])[0].startswith("safe to downgrade to 4.3: no - partition 4 ")
 
 
 def test_du1_breaks_open_before_3_4_1_and_not_from_it(tmp_path):

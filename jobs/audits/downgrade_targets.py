@@ -42,7 +42,7 @@ def group_kind(record_type: int | None) -> str:
         return "share-group"
     if record_type in STREAMS_TYPES:
         return "streams-group"
-    return "unreadable"
+    return "unknown-type"
 
 
 @dataclass(frozen=True)
