@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import pyarrow as pa
 
@@ -134,7 +134,7 @@ def _walk(st, version: int, value: dict, prefix: str, found: set) -> None:
                 _walk(f.struct, version, element, path + ("[]." if f.is_array else "."), found)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fields(st, version: int) -> tuple:
     """(json name, field, is tagged, default) per field of ``st`` at ``version``, computed once."""
     return tuple((f.json_name, f, version in f.tagged, f.default_value(version))

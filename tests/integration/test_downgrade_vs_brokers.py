@@ -7,8 +7,8 @@ transactions), a fresh one written the same way during the test (:mod:`.make_sam
 hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
 simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
 Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.7.2 with its early-access
-Java coordinator, 3.9.2 with its default Scala coordinator and with the Java one, 4.0.2, 4.2.1), fetched from Maven Central by
-``build/kafka/fetch.sh --downgrade``.
+Java coordinator, 3.9.2 with its default Scala coordinator and with the Java one, 4.0.2, 4.2.1),
+fetched from Maven Central by ``build/kafka/fetch.sh --downgrade``.
 
 How the copy is made: :mod:`.downgrade_broker` (fresh broker of the target version with the
 snapshot's partition count creates ``__consumer_offsets``, is stopped, its segments are replaced
@@ -40,8 +40,7 @@ from jobs.audits.downgrade_facts import facts_from_partition_dir
 from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
 from .downgrade_broker import load_snapshot_on
 from .downgrade_snapshots import write_crafted_snapshot
-from .kafka_broker import (KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir,
-                           release_of)
+from .kafka_broker import KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir, release_of
 
 pytestmark = pytest.mark.integration
 
