@@ -22,8 +22,9 @@ Per partition the test asserts:
 * predicted BREAK fail-open (Scala) -> "Error loading offsets" is logged and its groups show no
   committed offsets at all;
 * otherwise the partition loads, the records the broker skips with a WARN are exactly the DU-1
-  records (same number, same record types) and each group's committed offsets are what our own
-  replay of the snapshot says (where our replay can read every record).
+  records (same number, same record types), the groups the Admin API lists are those with live
+  state the target keeps, and each group's committed offsets are what our own replay of the
+  snapshot says (where our replay can read every record).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import pytest
 
 from jobs.audits.downgrade import BREAK, DROP, audit_facts
 from jobs.audits.downgrade_facts import facts_from_partition_dir
+from jobs.audits.downgrade_targets import parse_target
 
 from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
 from .downgrade_broker import load_snapshot_on
@@ -145,6 +147,16 @@ def test_audit_predicts_the_broker_partition_by_partition(request, snapshots, sn
                               if f.partition == p and f.rule_id == "DU-1" and f.klass == DROP)
             skipped = Counter(int(_SKIPPED_TYPE.search(line).group(1)) for line in load.skipped_lines)
             assert skipped == dropped, (p, context)
+            kept = _groups_with_kept_state(facts, target, p)
             for g in on_p:
+                assert (g in observed.listed_groups) == (g in kept), (p, g, context)
                 if p in expected_offsets:
                     assert observed.offsets[g] == expected_offsets[p].get(g, {}), (p, g, context)
+
+
+def _groups_with_kept_state(facts, target: str, partition: int) -> set[str]:
+    """Groups the target still knows after loading: a live, non-tombstone record of a type it
+    decodes (an offset alone makes a simple group; dropped records make nothing)."""
+    known = parse_target(target).known_types
+    return {f.group_id for f in facts if f.partition == partition and f.is_live
+            and not f.is_tombstone and f.record_type in known}
