@@ -76,5 +76,6 @@ def finding(rule_id: str, group_id: str | None, position: tuple[int, int] | None
             "member_id": member_id, "topic": topic,
             "topic_id": None if topic_id is None else str(topic_id), "partition": partition,
             "log_partition": log_partition, "log_offset": log_offset,
-            "evidence_log_offsets": offsets, "message": message,
+            "evidence_log_offsets": offsets,
+            "message": f"{message.rstrip('.')}. Expected: {rule.invariant}",
             "details": json.dumps(details or {}, sort_keys=True, default=str)}

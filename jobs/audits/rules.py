@@ -31,7 +31,7 @@ register(
     Rule("CG-06", "high", "partition targeted to two members",
          "The target assignment gives each partition to at most one member.",
          "ConsumerGroupPartitionAssignor contract; TargetAssignmentBuilder", STATE),
-    Rule("CG-07", "high", "member records out of step",
+    Rule("CG-07", "critical", "member records out of step",
          "Member metadata is removed only after its current and target assignment; a current "
          "assignment or target exists only for a member; instance ids are unique.",
          "GroupMetadataManager replay checks; static member map", STATE),

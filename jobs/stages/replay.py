@@ -26,8 +26,8 @@ EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transact
 OUTPUT_DDL = "table string, row string"
 
 
-def replay_arrow(events: pa.Table) -> pa.Table:
-    """applyInArrow body: one group's events (any order) → (table, row JSON) pairs."""
+def arrow_events(events: pa.Table) -> list[ReplayEvent]:
+    """One group's event rows (any order) as replay events in log order, records decoded."""
     rows = sorted(events.select(list(EVENT_COLUMNS)).to_pylist(), key=lambda r: r["offset"])
     replay_events = []
     for r in rows:
@@ -38,7 +38,12 @@ def replay_arrow(events: pa.Table) -> pa.Table:
         replay_events.append(ReplayEvent(r["partition"], r["offset"], r["timestamp"],
                                          producer_id, bool(r["is_transactional"]),
                                          r["control_type"], record))
-    result = replay_group(replay_events)
+    return replay_events
+
+
+def replay_arrow(events: pa.Table) -> pa.Table:
+    """applyInArrow body: one group's events (any order) → (table, row JSON) pairs."""
+    result = replay_group(arrow_events(events))
     names, payloads = [], []
     tables = {**result.tables, TOPIC_NAMES: topic_name_rows(result.topic_names)}
     for table, table_rows in tables.items():
