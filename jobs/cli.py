@@ -33,7 +33,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("run", "jobs.commands.run", "ingest, decode and replay a snapshot into the lake's tables",
             "offsetlake run samples/kafka-4.1 --lake lake"),
     Command("audit", "jobs.commands.audit", "check fencing and downgrade rules; the exit code gates",
-            "offsetlake audit --lake lake --fail-on high --target-version 3.9"),
+            "offsetlake audit --lake lake --fail-on high"),
     Command("sql", "jobs.commands.sql", "query the lake's tables by name",
             "offsetlake sql --lake lake \"select * from groups\""),
     Command("quality", None, "validate the tables with great-expectations suites",

@@ -106,3 +106,26 @@ def test_target_version_without_the_downgrade_audit_is_a_clear_usage_error(lakes
 def test_unknown_rule_and_missing_lake_are_usage_errors(tmp_path, capsys):
     assert offsetlake(["audit", "--lake", str(tmp_path), "--rule", "XX-9"]) == 2
     assert "unknown rule XX-9" in capsys.readouterr().err
+
+
+def test_the_audit_runs_under_spark_submit(lakes):
+    """The same module is the spark-submit job; its exit code gates the same way."""
+    import os
+    import subprocess
+    import sys
+
+    from jobs.runtime.config import load_config
+    from jobs.runtime.session import delta_jars
+
+    _, _, lake = lakes
+    root = Path(__file__).resolve().parents[1]
+    jars = ",".join(str(j) for j in delta_jars(load_config().jars_dir))
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("spark-submit")), "--master", "local[1]", "--jars", jars,
+         "--conf", "spark.ui.showConsoleProgress=false", str(root / "jobs" / "commands" / "audit.py"),
+         "--lake", str(lake), "--rule", "CG-01", "--fail-on", "critical"],
+        capture_output=True, text=True, env=env, timeout=1800)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.stdout.startswith("CG-01  critical violation g  @0:8")

@@ -17,7 +17,6 @@ from jobs.runtime.config import load_config
 
 EXIT_OK, EXIT_USAGE, EXIT_FINDINGS = 0, 2, 3
 FORMATS = ("table", "json", "csv")
-DOWNGRADE_FINDINGS = "downgrade_findings"
 EPILOG = """\
 how it decides:
   Offset commits carry no member id or epoch, so every commit is checked against the
@@ -77,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_config().with_lake(args.lake)
     spark = get_spark(cfg, app_name="offsetlake-audit")
-    from jobs.commands.audit_run import audit_lake
+    from jobs.stages.audit import audit_lake
 
     result = audit_lake(spark, cfg.lake_path, args, downgrade)
     if isinstance(result, str):
