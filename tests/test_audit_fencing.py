@@ -173,3 +173,29 @@ def test_validators_follow_kafka_in_both_regimes():
     assert accepted_client_epochs(a, (foo, 0), RELAXED) == [1, 2]
     assert accepted_client_epochs(a, (foo, 0), STRICT) == [2]
     assert accepted_client_epochs(a, (foo, 2), RELAXED) == [2]
+
+
+def streams_group() -> Scenario:
+    """st: member m holds active tasks 0_0 and 0_1 (subtopology 0 reads foo) at epoch 2."""
+    s = Scenario("st")
+    s.raw(23, {"groupId": "st"}, {"epoch": 0, "subtopologies": [{
+        "subtopologyId": "0", "sourceTopics": ["foo"], "sourceTopicRegex": [],
+        "stateChangelogTopics": [], "repartitionSinkTopics": [], "repartitionSourceTopics": [],
+        "copartitionGroups": []}]})
+    s.raw(22, {"groupId": "st", "memberId": "m"}, {
+        "memberEpoch": 2, "previousMemberEpoch": 1, "state": 0,
+        "activeTasks": [{"subtopologyId": "0", "partitions": [0, 1], "assignmentEpochs": [1, 2]}],
+        "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
+        "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []})
+    return s
+
+
+def test_streams_commits_are_checked_against_active_tasks():
+    s = streams_group().offset_commit({"foo": {1: 5}})
+    found = audit(s)
+    assert hits(found, "OF-01") == []                          # near miss: task 0_1 is m's
+    assert [(f["member_id"], f["partition"], f["topic_id"]) for f in found
+            if f["rule_id"] == "WIN-01"] == [("m", 0, "0")]     # task 0_0 assigned at epoch 1
+    at = s.next_offset
+    s.offset_commit({"foo": {7: 5}})
+    assert hits(audit(s), "OF-01") == [("st", None, at)]

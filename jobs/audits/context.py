@@ -37,7 +37,7 @@ class AuditContext:
     session_timeout_ms: int = CONSUMER_SESSION_TIMEOUT_MS
     findings: list[dict] = field(default_factory=list)
     releases: dict[tuple[str, object], Release] = field(default_factory=dict)
-    gap_commits: dict[tuple[str, object], list[dict]] = field(default_factory=dict)
+    gap_commits: dict[tuple[str, object], list[tuple[dict, Release]]] = field(default_factory=dict)
     commit_owners: dict[tuple[str, str, int], tuple | None] = field(default_factory=dict)
     epoch_marks: dict[tuple, tuple[int, tuple[int, int]]] = field(default_factory=dict)
     target_known: set[str] = field(default_factory=set)

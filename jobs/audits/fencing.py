@@ -76,8 +76,8 @@ def _check_modern(a, event, group, topic, partition, value, is_txn):
                   details=details)
     release = a.releases.get((group.group_id, tp))
     if release is not None and not is_txn:
-        row["details_release"] = release    # OF-02 if someone acquires it later (history)
-        a.gap_commits.setdefault((group.group_id, tp), []).append(row)
+        # between owners: OF-02 if a member acquires it later, else it stays OF-01
+        a.gap_commits.setdefault((group.group_id, tp), []).append((row, release))
     else:
         a.add(row)
     return None
@@ -141,11 +141,9 @@ def _check_regression(a, event, group, topic, partition, value, owner) -> None:
 
 def on_acquired(a: AuditContext, group_id: str, tp, position) -> None:
     """A member took ``tp``: unowned commits since its release were in a hand-over gap (OF-02)."""
-    for row in a.gap_commits.pop((group_id, tp), []):
-        release = row.pop("details_release")
-        gap = dict(row, rule_id="OF-02")
+    for row, release in a.gap_commits.pop((group_id, tp), []):
         regraded = finding(
-            "OF-02", group_id, (gap["log_partition"], gap["log_offset"]),
+            "OF-02", group_id, (row["log_partition"], row["log_offset"]),
             row["message"].split(". Expected:")[0] + f", after member {release.member_id} "
             f"released it at log offset {release.position[1]} and before a member acquired it "
             f"at log offset {position[1]}",
@@ -159,7 +157,6 @@ def on_acquired(a: AuditContext, group_id: str, tp, position) -> None:
 def flush_gap_commits(a: AuditContext) -> None:
     """End of the log: commits after a release that nobody acquired stay OF-01."""
     for rows in a.gap_commits.values():
-        for row in rows:
-            row.pop("details_release", None)
+        for row, _ in rows:
             a.add(row)
     a.gap_commits.clear()
