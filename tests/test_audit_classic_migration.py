@@ -3,11 +3,12 @@ own checks (RP-01, RP-02): each with a trigger and a near miss."""
 
 from __future__ import annotations
 
+from support.findings import audit, hits
+from support.scenarios import Scenario
+
 from decoders.codec import UnknownRecord
 from jobs.audits.engine import audit_group
 from jobs.replay import ReplayEvent
-from support.findings import audit, hits
-from support.scenarios import Scenario
 
 
 def member(member_id: str, owned=(), assigned=(), generation_id: int = -1) -> dict:

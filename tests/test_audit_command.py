@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scenarios import Scenario
 
 from jobs.cli import main as offsetlake
 from jobs.lake import read_snapshot
 from jobs.lake.findings import FINDINGS, FINDINGS_COLUMNS
 from jobs.stages.pipeline import run_pipeline
-from support.scenarios import Scenario
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
 

@@ -3,11 +3,19 @@ two regimes and Kafka's validators; each rule with a trigger and a near miss."""
 
 from __future__ import annotations
 
-from jobs.audits.validators import (ILLEGAL_GENERATION, RELAXED, STALE_MEMBER_EPOCH, STRICT,
-                                    accepted_client_epochs, commit_error, detect_regime)
-from jobs.replay import replay_group
 from support.findings import audit, audit_one, hits, verdicts
 from support.scenarios import Scenario
+
+from jobs.audits.validators import (
+    ILLEGAL_GENERATION,
+    RELAXED,
+    STALE_MEMBER_EPOCH,
+    STRICT,
+    accepted_client_epochs,
+    commit_error,
+    detect_regime,
+)
+from jobs.replay import replay_group
 
 
 def stable(**options) -> Scenario:

@@ -3,9 +3,10 @@ epoch that Kafka does not clamp (TasksTupleWithEpochs), unlike consumer groups (
 
 from __future__ import annotations
 
+from support.scenarios import Scenario
+
 from jobs.replay import replay_partition
 from jobs.replay.topics import fill_topic_names, merge_topic_names
-from support.scenarios import Scenario
 
 
 def test_a_group_that_never_commits_gets_topic_names_from_other_groups():

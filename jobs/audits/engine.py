@@ -15,7 +15,7 @@ records (:func:`jobs.audits.validators.detect_regime`), the Spark stage decides 
 from __future__ import annotations
 
 import uuid
-from typing import Iterable
+from collections.abc import Iterable
 
 from jobs.audits import classic, fencing, history, state
 from jobs.audits.context import AuditContext
@@ -24,7 +24,6 @@ from jobs.audits.rules import rule_of_violation
 from jobs.audits.validators import detect_regime
 from jobs.replay import apply_event, split_by_group
 from jobs.replay.context import ReplayContext
-from jobs.replay.offsets import close_open_transactions
 
 GROUP_TOMBSTONE_TYPES = (2, 3, 11, 17)
 
@@ -47,7 +46,6 @@ def audit_group(events: Iterable, *, regime: str | None = None,
         a.snapshot_time_ms = a.last_timestamp
     state.check_groups(a)
     state.check_offsets(a)
-    close_open_transactions(a.replay)
     _replay_violations(a)
     return sorted(a.findings, key=lambda f: (f["log_partition"] or 0, f["log_offset"] or 0,
                                               f["rule_id"], f["member_id"] or "",

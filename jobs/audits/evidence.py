@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from jobs.audits import rules as _rules  # noqa: F401  (fills the registry)
 from jobs.audits.registry import NOTICE, PARTIAL, RULES, VIOLATION
@@ -26,7 +26,7 @@ class LogCoverage:
     gaps: dict[int, list[Gap]] = field(default_factory=dict)
 
     @classmethod
-    def from_offsets(cls, offsets_by_partition: dict[int, Iterable[int]]) -> "LogCoverage":
+    def from_offsets(cls, offsets_by_partition: dict[int, Iterable[int]]) -> LogCoverage:
         """Gaps between the offsets present (a log not starting at 0 misses ``[0, first)``)."""
         gaps: dict[int, list[Gap]] = {}
         for partition, offsets in offsets_by_partition.items():
@@ -38,7 +38,7 @@ class LogCoverage:
         return cls(gaps)
 
     @classmethod
-    def from_events(cls, events: Iterable) -> "LogCoverage":
+    def from_events(cls, events: Iterable) -> LogCoverage:
         offsets: dict[int, list[int]] = {}
         for e in events:
             offsets.setdefault(e.partition, []).append(e.offset)

@@ -7,7 +7,11 @@ assignment, the group's epoch record, the transaction's first offset).
 
 from __future__ import annotations
 
-from jobs.audits.context import (OFFSETS_RETENTION_MS, TRANSACTION_MAX_TIMEOUT_MS, AuditContext)
+from jobs.audits.context import (
+    OFFSETS_RETENTION_MS,
+    TRANSACTION_MAX_TIMEOUT_MS,
+    AuditContext,
+)
 from jobs.audits.evidence import finding
 from jobs.audits.validators import RELAXED
 from jobs.replay.state import CONSUMER, STREAMS, Group, Member

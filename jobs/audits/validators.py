@@ -15,7 +15,7 @@ at a given log position (the evidence a finding shows), and to pick the regime:
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from jobs.replay.state import Member
 

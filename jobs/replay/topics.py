@@ -11,7 +11,7 @@ null in the assignment tables, and nothing else.
 from __future__ import annotations
 
 import uuid
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 RESOLVED_TABLES = ("member_assignments", "target_assignments")
 TOPIC_NAMES = "topic_names"   # the replay stage's side output: one row per learned pair

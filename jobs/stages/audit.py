@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
-
-from pathlib import Path
 
 from jobs.lake import RAW_RECORDS, read_snapshot, read_table, replace_snapshot
 from jobs.lake.findings import FINDINGS, findings_ddl
