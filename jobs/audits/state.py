@@ -124,7 +124,9 @@ def _partition(a, group: Group, m: Member, tp, ap, target_known: bool) -> None:
     elif ap.assignment_epoch_source == "legacy_null" and a.regime == RELAXED:
         _add(a, "CG-10", group, m, f"{label}-{tp[1]} held by {m.member_id} was written without "
              "assignment epochs in a snapshot whose coordinator writes them (a record from "
-             "before the upgrade, or a mixed-version round trip)", severity="info", tp=tp)
+             "before the upgrade, or a mixed-version round trip); a 4.3+ coordinator loading it "
+             "logs an ERROR unless the field is an explicit null, and uses the member epoch",
+             severity="info", tp=tp)
     if a.regime == RELAXED and epoch >= 1 and 0 <= ap.assignment_epoch < epoch:
         _add(a, "WIN-01", group, m, f"{m.member_id} may commit {label}-{tp[1]} with any client "
              f"epoch from {ap.assignment_epoch} to {epoch} (window {epoch - ap.assignment_epoch})",
