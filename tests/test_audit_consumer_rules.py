@@ -153,3 +153,12 @@ def test_cg12_static_member_gone_longer_than_the_session_timeout():
     left = s.events()[-1].timestamp
     assert hits(audit_one(s, snapshot_time_ms=left + 10_000), "CG-12") == []
     assert hits(audit_one(s, snapshot_time_ms=left + 60_000), "CG-12") == [("g", "S", at)]
+
+
+def test_cg10_records_without_assignment_epochs_are_a_notice_only_under_kip1251():
+    s = (Scenario("g", assignment_epochs=False).consumer_join("A", ["foo"])
+         .compute_target({"A": {"foo": [0]}}).converge("A"))
+    assert hits(audit(s), "CG-10") == []                       # a 4.2 snapshot: strict regime
+    found = [f for f in audit(s, regime="relaxed") if f["rule_id"] == "CG-10"]
+    assert [(f["member_id"], f["log_offset"], f["severity"], f["verdict"]) for f in found] == [
+        ("A", s.steps[-1].start_offset, "info", "notice")]
