@@ -4,6 +4,9 @@ Consumer groups key partitions by ``(topic id, partition)``; streams groups by
 ``(subtopology id, partition)`` of their *active* tasks (standby and warm-up tasks are not
 exclusively owned, so they stay out of the ownership index). Share groups have no assignment
 epochs: their partitions take the member epoch (source ``member_epoch``).
+
+Streams groups fall back differently from consumer groups (``TasksTupleWithEpochs``): the
+member epoch is **not** clamped at 0, so a static member that left (-2) keeps -2.
 """
 
 from __future__ import annotations
@@ -21,6 +24,16 @@ except ImportError:  # pragma: no cover - the codec package ships it; kept for p
 from jobs.replay.state import AssignedPartition
 
 MEMBER_EPOCH_SOURCE = "member_epoch"
+
+
+def streams_assignment_epochs(partitions: list[int], assignment_epochs: list[int] | None,
+                              member_epoch: int) -> tuple[list[int], str, bool]:
+    """Like :func:`effective_assignment_epochs`, without the clamp of the fallback epoch."""
+    effective, source, mismatch = effective_assignment_epochs(partitions, assignment_epochs,
+                                                              member_epoch)
+    if source == "explicit":
+        return effective, source, mismatch
+    return [member_epoch] * len(partitions), source, mismatch
 
 
 def target_partitions(record_type: int, value: dict) -> set:
@@ -59,7 +72,8 @@ def current_partitions(record_type: int, value: dict, pending: bool):
         if epochs == MEMBER_EPOCH_SOURCE:
             effective, source = [max(member_epoch, 0)] * len(partitions), MEMBER_EPOCH_SOURCE
         else:
-            effective, source, mismatch = effective_assignment_epochs(partitions, epochs, member_epoch)
+            derive = streams_assignment_epochs if record_type == 22 else effective_assignment_epochs
+            effective, source, mismatch = derive(partitions, epochs, member_epoch)
             if mismatch:
                 mismatched.append(topic)
         for partition, epoch in zip(partitions, effective):

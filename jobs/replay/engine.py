@@ -26,6 +26,7 @@ from jobs.replay.offsets import (apply_marker, apply_offset_commit, close_open_t
                                  groups_with_pending)
 from jobs.replay.state import Group, OffsetStore
 from jobs.replay.tables import TABLE_COLUMNS, build_tables
+from jobs.replay.topics import fill_topic_names
 
 HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")
 
@@ -37,6 +38,7 @@ class ReplayResult:
     groups: dict[str, Group]
     offsets: dict[str, OffsetStore]
     tables: dict[str, list[dict]] = field(default_factory=dict)
+    topic_names: dict[uuid.UUID, str] = field(default_factory=dict)   # every pair learned
 
     @property
     def violations(self) -> list[dict]:
@@ -56,7 +58,7 @@ def replay_group(events: Iterable[ReplayEvent], *,
     for event in events:
         apply_event(ctx, event)
     close_open_transactions(ctx)
-    return ReplayResult(ctx.groups, ctx.offsets, build_tables(ctx))
+    return ReplayResult(ctx.groups, ctx.offsets, build_tables(ctx), ctx.topic_names)
 
 
 def apply_event(ctx: ReplayContext, event: ReplayEvent) -> None:
@@ -109,7 +111,8 @@ def split_by_group(events: Iterable[ReplayEvent]) -> tuple[dict[str, list[Replay
 
 def replay_partition(events: Iterable[ReplayEvent], *,
                      topic_names: dict[uuid.UUID, str] | None = None) -> ReplayResult:
-    """Split a partition's events by group id, replay each group, and merge the results."""
+    """Split a partition's events by group id, replay each group, and merge the results; a topic
+    name learned by any group names every group's assignment rows."""
     by_group, orphans = split_by_group(events)
     results = [replay_group(group_events, topic_names=topic_names)
                for _, group_events in sorted(by_group.items())]
@@ -118,8 +121,11 @@ def replay_partition(events: Iterable[ReplayEvent], *,
     for result in results:
         merged.groups.update(result.groups)
         merged.offsets.update(result.offsets)
+        for tid, name in result.topic_names.items():
+            merged.topic_names.setdefault(tid, name)
         for name, rows in result.tables.items():
             merged.tables[name].extend(rows)
+    fill_topic_names(merged.tables, merged.topic_names)
     for name in HISTORY_TABLES:
         merged.tables[name].sort(key=lambda row: (row["log_partition"] or 0, row["log_offset"] or 0))
     return merged

@@ -6,6 +6,9 @@ executor (``applyInArrow``). A group is also given the COMMIT/ABORT markers of i
 whose producer wrote transactional offsets for it, which is all a marker can affect. Replay
 rows travel back as JSON strings tagged with their table and are typed again with the column
 contract of :data:`jobs.replay.TABLE_COLUMNS`.
+
+Each group also sends back the topic id/name pairs it learned (side table ``topic_names``);
+:func:`table_rows` names every group's assignment rows from all of them (``jobs.replay.topics``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,15 @@ import pyarrow as pa
 
 from decoders.codec import decode_record
 from jobs.replay import TABLE_COLUMNS, ReplayEvent, replay_group
+from jobs.replay.topics import RESOLVED_TABLES, TOPIC_NAME_COLUMNS, TOPIC_NAMES, topic_name_rows
 
 EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
                  "control_type", "key", "value")
 OUTPUT_DDL = "table string, row string"
 
 
-def replay_arrow(events: pa.Table) -> pa.Table:
-    """applyInArrow body: one group's events (any order) → (table, row JSON) pairs."""
+def arrow_events(events: pa.Table) -> list[ReplayEvent]:
+    """One group's event rows (any order) as replay events in log order, records decoded."""
     rows = sorted(events.select(list(EVENT_COLUMNS)).to_pylist(), key=lambda r: r["offset"])
     replay_events = []
     for r in rows:
@@ -34,9 +38,15 @@ def replay_arrow(events: pa.Table) -> pa.Table:
         replay_events.append(ReplayEvent(r["partition"], r["offset"], r["timestamp"],
                                          producer_id, bool(r["is_transactional"]),
                                          r["control_type"], record))
-    result = replay_group(replay_events)
+    return replay_events
+
+
+def replay_arrow(events: pa.Table) -> pa.Table:
+    """applyInArrow body: one group's events (any order) → (table, row JSON) pairs."""
+    result = replay_group(arrow_events(events))
     names, payloads = [], []
-    for table, table_rows in result.tables.items():
+    tables = {**result.tables, TOPIC_NAMES: topic_name_rows(result.topic_names)}
+    for table, table_rows in tables.items():
         for row in table_rows:
             names.append(table)
             payloads.append(json.dumps(row, default=str, ensure_ascii=False))
@@ -44,7 +54,8 @@ def replay_arrow(events: pa.Table) -> pa.Table:
 
 
 def table_ddl(table: str) -> str:
-    return ", ".join(f"`{name}` {dtype}" for name, dtype in TABLE_COLUMNS[table])
+    columns = TOPIC_NAME_COLUMNS if table == TOPIC_NAMES else TABLE_COLUMNS[table]
+    return ", ".join(f"`{name}` {dtype}" for name, dtype in columns)
 
 
 def replay_events(records, raw):
@@ -74,6 +85,21 @@ def table_rows(replayed, table: str, snapshot_id: str):
     """The typed rows of one replay table, with ``snapshot_id`` in front."""
     from pyspark.sql import functions as F
 
-    return (replayed.where(F.col("table") == table)
+    rows = (replayed.where(F.col("table") == table)
             .select(F.from_json("row", table_ddl(table)).alias("r"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "r.*"))
+    if table not in RESOLVED_TABLES:
+        return rows
+    return _named(rows, replayed)
+
+
+def _named(rows, replayed):
+    """Fill a null ``topic_name`` from any group's learned pair for the same topic id."""
+    from pyspark.sql import functions as F
+
+    learned = (replayed.where(F.col("table") == TOPIC_NAMES)
+               .select(F.from_json("row", table_ddl(TOPIC_NAMES)).alias("r"))
+               .groupBy("r.topic_id").agg(F.min("r.topic_name").alias("learned_name")))
+    columns = [F.coalesce("topic_name", "learned_name").alias(c) if c == "topic_name" else c
+               for c in rows.columns]
+    return rows.join(learned, "topic_id", "left").select(*columns)

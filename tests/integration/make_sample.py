@@ -48,11 +48,16 @@ def replay_tables(snapshot: Path) -> dict[str, list[dict]]:
     from jobs.replay import replay_partition
     from jobs.replay.source import events_from_partition_dir
 
+    from jobs.replay.topics import fill_topic_names, merge_topic_names
+
     tables: dict[str, list[dict]] = {name: [] for name in TABLE_COLUMNS}
+    learned = []
     for directory in partition_dirs(snapshot):
         result = replay_partition(events_from_partition_dir(directory))
+        learned.append(result.topic_names)
         for name, rows in result.tables.items():
             tables[name].extend(rows)
+    fill_topic_names(tables, merge_topic_names(learned))   # names are snapshot-wide
     return {name: sorted(rows, key=sort_key) for name, rows in tables.items()}
 
 

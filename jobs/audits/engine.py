@@ -1,0 +1,113 @@
+"""Audit entry points (pure Python, per group): replay the log record by record and check every
+rule of the registry on the way.
+
+Example::
+
+    findings = audit_group(scenario.events(), topic_names=scenario.topic_names)
+    [(f["rule_id"], f["member_id"], f["log_offset"]) for f in findings]
+
+The replay engine's own checks (the coordinator's load failures, TX-02, unknown types) arrive as
+its ``violations`` rows and become findings of the same registry. The fencing regime is
+``strict`` (up to 4.2) or ``relaxed`` (KIP-1251, 4.3+); by default it is detected from the
+records (:func:`jobs.audits.validators.detect_regime`), the Spark stage decides it per snapshot.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from jobs.audits import classic, fencing, history, state
+from jobs.audits.context import AuditContext
+from jobs.audits.evidence import LogCoverage, finding
+from jobs.audits.rules import rule_of_violation
+from jobs.audits.validators import detect_regime
+from jobs.replay import apply_event, split_by_group
+from jobs.replay.context import ReplayContext
+
+GROUP_TOMBSTONE_TYPES = (2, 3, 11, 17)
+
+
+def audit_group(events: Iterable, *, regime: str | None = None,
+                topic_names: dict[uuid.UUID, str] | None = None,
+                coverage: LogCoverage | None = None,
+                snapshot_time_ms: int | None = None) -> list[dict]:
+    """Findings (rows of ``jobs.lake.findings`` without the snapshot id) for one group's events
+    in log order, markers included. ``coverage`` says which offsets compaction removed (default:
+    none); ``snapshot_time_ms`` is when the snapshot was taken (default: the last record's time)."""
+    events = list(events)
+    a = AuditContext(ReplayContext(topic_names=dict(topic_names or {})),
+                     regime or detect_regime(events), coverage or LogCoverage(),
+                     snapshot_time_ms)
+    for event in events:
+        _audit_event(a, event)
+    fencing.flush_gap_commits(a)
+    if a.snapshot_time_ms is None:
+        a.snapshot_time_ms = a.last_timestamp
+    state.check_groups(a)
+    state.check_offsets(a)
+    _replay_violations(a)
+    return sorted(a.findings, key=lambda f: (f["log_partition"] or 0, f["log_offset"] or 0,
+                                              f["rule_id"], f["member_id"] or "",
+                                              f["partition"] if f["partition"] is not None else -1))
+
+
+def audit_partition(events: Iterable, *, regime: str | None = None,
+                    topic_names: dict[uuid.UUID, str] | None = None) -> list[dict]:
+    """Every group of one ``__consumer_offsets`` partition; gaps are read from the events."""
+    events = list(events)
+    coverage = LogCoverage.from_events(events)
+    regime = regime or detect_regime(events)
+    last = max((e.timestamp for e in events), default=None)
+    by_group, orphans = split_by_group(events)
+    findings = []
+    for _, group_events in sorted(by_group.items()):
+        findings += audit_group(group_events, regime=regime, topic_names=topic_names,
+                                coverage=coverage, snapshot_time_ms=last)
+    findings += audit_group(orphans, regime=regime, coverage=coverage, snapshot_time_ms=last)
+    return findings
+
+
+def _audit_event(a: AuditContext, event) -> None:
+    a.replay.event = event
+    record = event.record
+    record_type = getattr(record, "record_type", None) if isinstance(
+        getattr(record, "key", None), dict) else None
+    if event.timestamp is not None and event.timestamp >= 0:
+        a.last_timestamp = max(a.last_timestamp or event.timestamp, event.timestamp)
+    if record_type in (0, 1) and record.value is not None:
+        fencing.check_commit(a, event, record)
+    elif record_type == 2:
+        classic.check_group_metadata(a, event, record)
+    elif record_type in (3, 6, 8):
+        classic.check_upgrade(a, event, record)
+    elif record_type == 23:
+        _topology(a, record)
+    was = history.before(a, record) if record_type is not None else None
+    apply_event(a.replay, event)
+    history.after(a, event, record, was)
+    if record_type is not None and record_type >= 2:
+        group_id = record.key.get("group", record.key.get("groupId"))
+        a.last_record_kind[group_id] = (record_type, record.value is None)
+        if record_type in GROUP_TOMBSTONE_TYPES and record.value is None:
+            a.group_tombstones[group_id] = event.position
+
+
+def _topology(a: AuditContext, record) -> None:
+    """Streams commits name topics; tasks are (subtopology, partition): map source topics."""
+    group_id = record.key["groupId"]
+    if record.value is None:
+        a.topologies.pop(group_id, None)
+        return
+    mapping = {}
+    for sub in record.value.get("subtopologies") or ():
+        for topic in sub.get("sourceTopics") or ():
+            mapping[topic] = sub["subtopologyId"]
+    a.topologies[group_id] = mapping
+
+
+def _replay_violations(a: AuditContext) -> None:
+    for v in a.replay.violations:
+        a.add(finding(rule_of_violation(v["rule_id"]), v["group_id"],
+                      (v["log_partition"], v["log_offset"]), v["message"],
+                      member_id=v["member_id"], severity=v["severity"].lower()))
