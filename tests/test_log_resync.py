@@ -91,7 +91,10 @@ def test_one_damaged_entry_is_one_unit_and_every_other_batch_is_read(tmp_path, n
     assert unit.raw == damaged
     if isinstance(unit, BatchError) and reason is not None:
         assert unit.reason == reason
-    assert [b.recovered for b in good] == [i > victim for i in range(6) if i != victim]
+    # "recovered": read only thanks to the resync, i.e. the damaged entry's length was wrong
+    wrong_length = struct.unpack_from(">i", damaged, 8)[0] + 12 != len(damaged)
+    assert [b.recovered for b in good] == [i > victim and wrong_length
+                                           for i in range(6) if i != victim]
 
 
 def read_bytes(tmp_path, entry: bytes):
@@ -206,3 +209,24 @@ def test_sample_with_one_corrupted_length_loses_only_that_batch(tmp_path, change
     [unit] = bad
     assert (unit.file_position, unit.length, unit.reason) == (
         positions[victim], positions[victim + 1] - positions[victim], "invalid_length")
+
+
+def test_dump_marks_recovered_records_and_counts_them(tmp_path):
+    from decoders.dump import dump_objects
+
+    part = tmp_path / "__consumer_offsets-2"
+    part.mkdir()
+    segment = SAMPLE / "__consumer_offsets-2" / "00000000000000000000.log"
+    positions = batch_positions(segment)
+    data = bytearray(segment.read_bytes())
+    struct.pack_into(">i", data, positions[3] + 8, -1)
+    (part / "00000000000000000000.log").write_bytes(bytes(data))
+    clean = list(iter_segment(segment))
+    tally: dict = {}
+    objects = list(dump_objects([str(part)], tally=tally))
+    [unit] = [o for o in objects if "error" in o and "position" in o]
+    assert (unit["position"], unit["error"]["reason"]) == (positions[3], "invalid_length")
+    recovered = [o["offset"] for o in objects if o.get("recovered")]
+    assert recovered == [r.offset for b in clean[4:] for r in b.records]
+    assert tally == {"records": sum(len(b.records) for i, b in enumerate(clean) if i != 3),
+                     "recovered": len(recovered), "unreadable": 1}

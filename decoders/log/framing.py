@@ -9,8 +9,9 @@ all of them agree on where entries start.
 An entry whose checksum does not verify over its declared span (bad CRC, a corrupted length, an
 unknown magic, garbage) is *damaged*: the walk resynchronises at the next position where a
 verified entry starts (:func:`decoders.log.resync.find_next_entry`), and everything in between is
-one ``DAMAGED`` frame. Entries after a resynchronisation are marked ``recovered``: a reader that
-stopped at the damage, as Kafka's DumpLogSegments does, would have lost them.
+one ``DAMAGED`` frame. Entries after a resynchronisation at any other position than the damaged
+entry's declared end are marked ``recovered``: a reader that trusts lengths alone, as Kafka's
+DumpLogSegments does, would have lost them.
 
 When nothing verifies after the damage, the rest of the file is one terminal frame:
 
@@ -87,7 +88,10 @@ def walk_frames(window: FileWindow) -> Iterator[Frame]:
             return
         yield Frame(position, DAMAGED, resume - position, check.declared, check.base_offset,
                     recovered)
-        position, recovered = resume, True
+        # Reading on where the damaged entry's own length pointed loses nothing; resuming anywhere
+        # else is a resynchronisation a length-only reader could not have made.
+        recovered = recovered or resume != position + (check.declared or 0)
+        position = resume
 
 
 def _terminal(position: int, remaining: int, check, recovered: bool) -> Frame:
