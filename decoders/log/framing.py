@@ -13,12 +13,15 @@ one ``DAMAGED`` frame. Entries after a resynchronisation at any other position t
 entry's declared end are marked ``recovered``: a reader that trusts lengths alone, as Kafka's
 DumpLogSegments does, would have lost them.
 
-When nothing verifies after the damage, the rest of the file is one terminal frame:
+When nothing after the damage verifies, the walk frames the rest by lengths alone, as it always
+did, and ends at the first length that cannot frame an entry:
 
+* ``DAMAGED``: the declared length fits the file (a bad checksum, an unknown magic): that span;
 * ``TRUNCATED``: fewer than 12 bytes remain, or the declared entry runs past the end of the file
-  (a crash, the active segment, or a hostile length such as 2**31-1: never allocated, only noted);
-* ``CORRUPT_LENGTH``: the declared length is below the smallest possible entry (14 bytes);
-* ``DAMAGED`` otherwise (a bad checksum, an unknown magic, a length that frames nothing valid).
+  (a crash, the active segment, or a hostile length such as 2**31-1: never allocated, only noted),
+  terminal;
+* ``CORRUPT_LENGTH``: the declared length is below the smallest possible entry (14 bytes),
+  terminal: the rest of the file.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def walk_frames(window: FileWindow) -> Iterator[Frame]:
     position, size = 0, window.size
     last_offset = None          # of the last verified entry: a resync must land after it
     recovered = False
+    exhausted = False           # a scan found nothing verifiable up to the end of the file
     while position < size:
         check = check_entry(window, position)
         if check.ok:
@@ -82,10 +86,13 @@ def walk_frames(window: FileWindow) -> Iterator[Frame]:
                         recovered)
             last_offset, position = check.last_offset, position + check.declared
             continue
-        resume = find_next_entry(window, position + 1, last_offset)
+        resume = None if exhausted else find_next_entry(window, position + 1, last_offset)
         if resume is None:
-            yield _terminal(position, size - position, check, recovered)
-            return
+            exhausted = True
+            frame = _unverified(position, size - position, check, recovered)
+            yield frame
+            position += frame.length
+            continue
         yield Frame(position, DAMAGED, resume - position, check.declared, check.base_offset,
                     recovered)
         # Reading on where the damaged entry's own length pointed loses nothing; resuming anywhere
@@ -94,16 +101,15 @@ def walk_frames(window: FileWindow) -> Iterator[Frame]:
         position = resume
 
 
-def _terminal(position: int, remaining: int, check, recovered: bool) -> Frame:
-    """The rest of the file, when nothing after the damage verifies."""
+def _unverified(position: int, remaining: int, check, recovered: bool) -> Frame:
+    """Damage that nothing verifiable follows: framed by its own length while that fits the
+    file (as a length-only reader would), else the rest of the file as one terminal frame."""
     declared, base_offset = check.declared, check.base_offset
     if declared is None or declared > remaining:
-        kind = TRUNCATED
-    elif declared - LOG_OVERHEAD < MIN_ENTRY_LENGTH:
-        kind = CORRUPT_LENGTH
-    else:
-        kind = DAMAGED
-    return Frame(position, kind, remaining, declared, base_offset, recovered)
+        return Frame(position, TRUNCATED, remaining, declared, base_offset, recovered)
+    if declared - LOG_OVERHEAD < MIN_ENTRY_LENGTH:
+        return Frame(position, CORRUPT_LENGTH, remaining, declared, base_offset, recovered)
+    return Frame(position, DAMAGED, declared, declared, base_offset, recovered)
 
 
 def open_window(path: str | os.PathLike) -> tuple[int, FileWindow]:

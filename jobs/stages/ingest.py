@@ -18,7 +18,7 @@ from pathlib import Path
 
 from decoders.log import list_segments
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
-from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.stages.segment_rows import (ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, ReadLimits,
                                      read_tasks)

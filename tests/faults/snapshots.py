@@ -35,7 +35,7 @@ def _assignment_with_user_data(size: int) -> bytes:
 
 def huge_group_record(group: str, size: int) -> tuple[bytes, bytes]:
     """A classic group's metadata (type 2, v3) whose one member's assignment is ``size`` bytes."""
-    member = {"memberId": f"{group}-member", "groupInstanceId": None, "clientId": "client",
+    member = {"memberId": "member-1", "groupInstanceId": None, "clientId": "client",
               "clientHost": "/127.0.0.1", "rebalanceTimeout": 300000, "sessionTimeout": 45000,
               "subscription": struct.pack(">hii", 0, 0, -1),
               "assignment": _assignment_with_user_data(size)}
@@ -46,65 +46,83 @@ def huge_group_record(group: str, size: int) -> tuple[bytes, bytes]:
 
 def huge_records_snapshot(root: Path, count: int = 40, size: int = 48 << 20,
                           partitions: int = 4) -> Path:
-    """``count`` zstd batches of one ``size``-byte valid record each, spread over partitions."""
+    """``count`` zstd batches of one ``size``-byte valid record each (classic groups
+    ``huge-00`` ...), spread over ``partitions`` partitions. The value is encoded once: every
+    group's member is the same, only the key (the group id) differs."""
+    _, value = huge_group_record("huge", size)
     out = root / "huge"
     for p in range(partitions):
-        groups = [i for i in range(count) if i % partitions == p]
-        entries = []
-        for offset, i in enumerate(groups):
-            key, value = huge_group_record(f"huge-{i:02d}", size)
-            entries.append(encode_batch([(key, value, T0 + i)], base_offset=offset,
-                                        compression="zstd"))
+        entries = [encode_batch([(encode_key(2, {"group": f"huge-{i:02d}"}), value, T0 + i)],
+                                base_offset=offset, compression="zstd")
+                   for offset, i in enumerate(i for i in range(count) if i % partitions == p)]
         part = out / f"__consumer_offsets-{p}"
         part.mkdir(parents=True)
         write_segment(part / SEGMENT, entries)
     return out
 
 
-# ---- damage: each returns a description and changes one segment of a sample copy in place ----
+# ---- damage: each changes one segment of a sample copy in place and returns the byte span of
+# the damage (position, length), as the quarantine must report it ---------------------------------
 
-def _victim(snapshot: Path, partition: int = 2) -> tuple[Path, list[int]]:
+def victim(snapshot: Path, partition: int) -> tuple[Path, list[int]]:
     path = snapshot / f"__consumer_offsets-{partition}" / SEGMENT
     return path, batch_positions(path)
 
 
-def set_length(snapshot: Path, change) -> tuple[int, int]:
-    path, positions = _victim(snapshot)
-    k = len(positions) // 2
+def _span(positions: list[int], k: int, size: int) -> tuple[int, int]:
+    end = positions[k + 1] if k + 1 < len(positions) else size
+    return positions[k], end - positions[k]
+
+
+def set_length(snapshot: Path, partition: int, k: int, change) -> tuple[int, int]:
+    path, positions = victim(snapshot, partition)
     data = bytearray(path.read_bytes())
     (length,) = struct.unpack_from(">i", data, positions[k] + 8)
     struct.pack_into(">i", data, positions[k] + 8, change(length))
     path.write_bytes(bytes(data))
-    return positions[k], positions[k + 1] - positions[k]
+    return _span(positions, k, len(data))
 
 
-def overwrite(snapshot: Path, make, at_fraction: float = 0.5, length: int = 300) -> tuple[int, int]:
-    path, _ = _victim(snapshot)
+def fill_batch(snapshot: Path, partition: int, k: int, make) -> tuple[int, int]:
+    """Replace batch ``k``'s bytes by ``make(n)`` (zeros, noise) of the same length."""
+    path, positions = victim(snapshot, partition)
     data = bytearray(path.read_bytes())
-    start = int(len(data) * at_fraction)
+    start, length = _span(positions, k, len(data))
     data[start:start + length] = make(length)
     path.write_bytes(bytes(data))
     return start, length
 
 
-def insert(snapshot: Path, blob: bytes) -> int:
-    path, positions = _victim(snapshot)
-    k = len(positions) // 2
+def flip_crc(snapshot: Path, partition: int, k: int) -> tuple[int, int]:
+    path, positions = victim(snapshot, partition)
+    data = bytearray(path.read_bytes())
+    data[positions[k] + 18] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return _span(positions, k, len(data))
+
+
+def insert(snapshot: Path, partition: int, k: int, blob: bytes) -> tuple[int, int]:
+    path, positions = victim(snapshot, partition)
     data = path.read_bytes()
     path.write_bytes(data[:positions[k]] + blob + data[positions[k]:])
-    return positions[k]
+    return positions[k], len(blob)
 
 
-def truncate(snapshot: Path, keep_fraction: float = 0.6) -> int:
-    path, _ = _victim(snapshot)
-    size = int(os.path.getsize(path) * keep_fraction)
-    os.truncate(path, size)
-    return size
+def truncate(snapshot: Path, partition: int, k: int, keep: int) -> tuple[int, int]:
+    """Cut the file ``keep`` bytes into batch ``k``: a crash in the middle of an append."""
+    path, positions = victim(snapshot, partition)
+    os.truncate(path, positions[k] + keep)
+    return positions[k], keep
 
 
-def flip_crc(snapshot: Path) -> int:
-    path, positions = _victim(snapshot)
-    data = bytearray(path.read_bytes())
-    data[positions[3] + 18] ^= 0xFF
-    path.write_bytes(bytes(data))
-    return positions[3]
+def drop_batch(snapshot: Path, partition: int, k: int) -> None:
+    """The expected snapshot of a damaged one: batch ``k`` is simply not there."""
+    path, positions = victim(snapshot, partition)
+    data = path.read_bytes()
+    start, length = _span(positions, k, len(data))
+    path.write_bytes(data[:start] + data[start + length:])
+
+
+def cut_at_batch(snapshot: Path, partition: int, k: int) -> None:
+    path, positions = victim(snapshot, partition)
+    os.truncate(path, positions[k])
