@@ -74,9 +74,10 @@ def _is_capture(paths: list[str]) -> bool:
 
 
 def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: ReadLimits):
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
+
+    from jobs.runtime.session import materialise_on_disk
 
     tasks, total = plan_ranges(paths, range_bytes)
     if not tasks:
@@ -92,7 +93,7 @@ def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: R
             yield from read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()),
                                   limits)
 
-    rows = task_df.mapInArrow(read, from_arrow_schema(ROW_SCHEMA)).persist(StorageLevel.DISK_ONLY)
+    rows = materialise_on_disk(task_df.mapInArrow(read, from_arrow_schema(ROW_SCHEMA)))
     totals = {r["row_kind"]: r for r in rows.groupBy("row_kind").agg(
         F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
         F.sum("task_recovered").alias("recovered")).collect()}
@@ -133,7 +134,6 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
     True
     """
     started = time.monotonic()
-    persisted = None
     limits = limits or ReadLimits.from_settings(load_config().ingest)
     recovered = 0
     if _is_capture(paths):
@@ -142,13 +142,11 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
         files, ranges, source = 1, 1, "capture"
     else:
         snapshot_id = snapshot_id or default_snapshot_id(paths)
-        (records, bad, persisted, read_count, accounted, total, files, ranges,
+        (records, bad, _, read_count, accounted, total, files, ranges,
          recovered) = _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits)
         source = "segments"
     replace_snapshot(records, lake, RAW_RECORDS, snapshot_id)
     replace_snapshot(bad, lake, QUARANTINE, snapshot_id, only=INGEST_STAGES)
-    if persisted is not None:
-        persisted.unpersist()
     written = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id).count()
     quarantined = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(INGEST_STAGES).count()
     return IngestReport(snapshot_id, source, files, ranges, total, accounted, read_count, written,
