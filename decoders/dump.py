@@ -71,10 +71,14 @@ def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | 
         if batch.is_control:
             obj["control"] = {"type": CONTROL_TYPE_NAMES.get(record.control_type, record.control_type),
                               "coordinatorEpoch": record.coordinator_epoch}
+            if batch.recovered:
+                obj["recovered"] = True
             yield obj, None, None
             continue
         body, record_type, group = describe_record(record)
         obj.update(body)
+        if batch.recovered:
+            obj["recovered"] = True
         yield obj, record_type, group
 
 
@@ -90,17 +94,26 @@ def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dic
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 
 
-def dump_objects(paths: list[str], groups=None, types=None) -> Iterator[dict]:
+def dump_objects(paths: list[str], groups=None, types=None,
+                 tally: dict | None = None) -> Iterator[dict]:
     """Every object ``dump`` prints, in file and log order, after the --group/--type filters.
 
     Filters keep a record whose type / group (read from its key, even when its value cannot be
     decoded) matches; they drop control records. Unreadable batches and truncated tails are
-    always printed: nobody can tell which groups their records belonged to."""
+    always printed: nobody can tell which groups their records belonged to. Records read only
+    because the reader resynchronised after damage carry ``"recovered": true``; ``tally`` (if
+    given) counts ``records``, ``recovered`` and ``unreadable`` units as they are read."""
+    tally = {} if tally is None else tally
+    for key in ("records", "recovered", "unreadable"):
+        tally.setdefault(key, 0)
     for seg in list_segments(paths):
         for item in iter_segment(seg.path):
             if not isinstance(item, RecordBatch):
+                tally["unreadable"] += 1
                 yield _unreadable_object(seg.partition, seg.path, item)
                 continue
+            tally["records"] += len(item.records)
+            tally["recovered"] += len(item.records) if item.recovered else 0
             for obj, record_type, group in record_objects(seg.partition, item):
                 if types and record_type not in types:
                     continue
@@ -116,6 +129,8 @@ def text_line(obj: dict) -> str:
         err = obj["error"]
         return f"{where} ERROR {err['stage']}/{err['reason']}: {err['message']}"
     head = f"{where} {obj['timestampType']}: {obj['timestamp']}"
+    if obj.get("recovered"):
+        head += " recovered: true"
     if "control" in obj:
         c = obj["control"]
         return f"{head} endTxnMarker: {c['type']} coordinatorEpoch: {c['coordinatorEpoch']}"

@@ -127,6 +127,13 @@ class CompressionError(CorruptBatchError):
     reason = "bad_compression"
 
 
+class DecompressedTooLargeError(CompressionError):
+    """A batch's records decompress to more than the reader's configured bound (the
+    ``max_decompressed`` limit): quarantined as too large, never allocated."""
+
+    reason = "batch_too_large"
+
+
 class UnknownMagicError(CorruptBatchError):
     """Byte 16 of a log entry is not a message format this reader knows (0, 1 or 2)."""
 

@@ -70,11 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for command in COMMANDS:
         summary = command.summary + ("" if command.module else " [planned]")
+        module = importlib.import_module(command.module) if command.module else None
+        # A command documents its exit codes in its --help (EXIT_CODES, plain text).
+        codes = getattr(module, "EXIT_CODES", None)
         child = sub.add_parser(command.name, help=summary, description=summary,
-                               epilog=f"example:\n  {command.example}",
+                               epilog=f"example:\n  {command.example}"
+                                      + (f"\n\n{codes}" if codes else ""),
                                formatter_class=argparse.RawDescriptionHelpFormatter)
-        if command.module:
-            importlib.import_module(command.module).add_arguments(child)
+        if module:
+            module.add_arguments(child)
         child.set_defaults(_command=command)
     return parser
 

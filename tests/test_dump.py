@@ -352,13 +352,13 @@ def test_filters_keep_unreadable_batches(tmp_path, capsys):
         (1, "bad_crc"), (2, "bad_compression"), (3, "bad_compression"), (None, "truncated_tail")]
 
 
-def test_missing_path_exits_2_with_a_clear_message(tmp_path, capsys):
+def test_missing_path_exits_3_with_a_clear_message(tmp_path, capsys):
     txn = transactions_segment(tmp_path)
     missing = tmp_path / "no-such-dir"
     proc = run_subprocess(txn, missing)
-    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.returncode == 3 and proc.stdout == ""
     assert proc.stderr == f"offsetlake dump: {missing}: no such file or directory\n"
-    assert cli.main(["dump", str(txn), str(missing)]) == 2
+    assert cli.main(["dump", str(txn), str(missing)]) == 3
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == proc.stderr
 

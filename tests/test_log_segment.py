@@ -108,13 +108,24 @@ def test_unknown_magic_is_skipped_by_its_length(tmp_path):
     assert items[1].magic == 7 and items[2].base_offset == 4
 
 
-def test_corrupt_length_ends_the_file_as_one_error(tmp_path):
+def test_corrupt_length_is_one_unit_and_reading_resumes_after_it(tmp_path):
     broken = bytearray(batch(2))
     broken[8:12] = struct.pack(">i", 3)
     path = write_segment(tmp_path / "0.log", [batch(0), bytes(broken), batch(4)])
     items = list(iter_segment(path))
+    assert summary(items) == [("RecordBatch", 0, 0), ("BatchError", len(broken), "invalid_length"),
+                              ("RecordBatch", 2 * len(broken), 4)]
+    assert items[1].length == len(broken) and items[1].raw == bytes(broken)
+    assert [i.recovered for i in items] == [False, False, True]
+
+
+def test_corrupt_length_with_nothing_verifiable_after_it_ends_the_file(tmp_path):
+    broken = bytearray(batch(2))
+    broken[8:12] = struct.pack(">i", 3)
+    path = write_segment(tmp_path / "0.log", [batch(0), bytes(broken), batch(4)[:40]])
+    items = list(iter_segment(path))
     assert summary(items) == [("RecordBatch", 0, 0), ("BatchError", len(broken), "invalid_length")]
-    assert items[1].length == 2 * len(broken) and items[1].raw == bytes(broken) + batch(4)
+    assert items[1].raw == bytes(broken) + batch(4)[:40]
 
 
 def test_mixed_magics_in_one_file(tmp_path):

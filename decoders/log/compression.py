@@ -18,7 +18,7 @@ import zlib
 
 import cramjam
 
-from decoders.errors import CompressionError
+from decoders.errors import CompressionError, DecompressedTooLargeError
 from decoders.log import lz4frame
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
@@ -69,7 +69,7 @@ def decompress(codec: int, data: bytes | memoryview, *, magic: int,
 
 
 def _too_large(max_size: int) -> CompressionError:
-    return CompressionError(f"decompressed payload exceeds the {max_size}-byte bound")
+    return DecompressedTooLargeError(f"decompressed payload exceeds the {max_size}-byte bound")
 
 
 def _into_growing_buffer(decompress_into, data, max_size: int) -> bytes:

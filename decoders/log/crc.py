@@ -42,17 +42,20 @@ except ImportError:  # the wheel is optional; keep working without it
 if _crc32c_wheel is not None:
     CRC32C_BACKEND = "crc32c"
 
-    def crc32c(data: bytes | bytearray | memoryview) -> int:
-        """CRC-32C (Castagnoli), as Kafka computes it for magic-2 batches."""
-        return _crc32c_wheel(data)
+    def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+        """CRC-32C (Castagnoli), as Kafka computes it for magic-2 batches; ``crc`` continues a
+        previous result, so a large batch can be checked piece by piece."""
+        return _crc32c_wheel(data, crc)
 else:
     CRC32C_BACKEND = "pure-python"
 
-    def crc32c(data: bytes | bytearray | memoryview) -> int:
-        """CRC-32C (Castagnoli), as Kafka computes it for magic-2 batches."""
-        return crc32c_pure(data)
+    def crc32c(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+        """CRC-32C (Castagnoli), as Kafka computes it for magic-2 batches; ``crc`` continues a
+        previous result, so a large batch can be checked piece by piece."""
+        return crc32c_pure(data, crc)
 
 
-def crc32(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32 (IEEE 802.3, zlib), as Kafka computes it for legacy magic 0/1 messages."""
-    return zlib.crc32(data) & 0xFFFFFFFF
+def crc32(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+    """CRC-32 (IEEE 802.3, zlib), as Kafka computes it for legacy magic 0/1 messages; ``crc``
+    continues a previous result."""
+    return zlib.crc32(data, crc) & 0xFFFFFFFF

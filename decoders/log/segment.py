@@ -8,8 +8,11 @@ Byte-range splitting (for Spark executors): ``iter_segment(path, start, end)`` y
 items whose entry *starts* in ``[start, end)``. Boundaries come from a header walk from byte 0
 (:mod:`decoders.log.framing`), which every range repeats, so all ranges agree on them: over
 consecutive ranges covering the file every batch is yielded exactly once, none twice, none skipped.
-A corrupt length ends the walk; the rest of the file is then one terminal item (TruncatedTail or an
-``invalid_length`` BatchError) that only the range containing its start reports.
+
+Damage (a bad CRC, a corrupted length, garbage) is one BatchError spanning exactly the bytes up to
+the next entry whose checksum verifies, where reading resumes; batches read after such a
+resynchronisation have ``recovered=True``. Damage nothing verifiable follows is a terminal item
+(TruncatedTail or an ``invalid_length`` BatchError) that only the range containing its start reports.
 
 Example::
 
@@ -23,14 +26,15 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from decoders.errors import BatchTooLargeError, DecodeError, InvalidLengthError
+from decoders.errors import (BatchTooLargeError, CorruptBatchError, DecodeError,
+                             InvalidLengthError)
 from decoders.log.batch import decode_entry
 from decoders.log.compression import DEFAULT_MAX_DECOMPRESSED
 from decoders.log.directory import SegmentFile, list_segments, partition_segments
-from decoders.log.framing import (CORRUPT_LENGTH, TRUNCATED, FileWindow, Frame,
+from decoders.log.framing import (CORRUPT_LENGTH, DAMAGED, TRUNCATED, FileWindow, Frame,
                                   open_window, walk_frames)
 from decoders.log.layout import HEADER_PROBE, MAGIC_OFFSET
-from decoders.log.types import RAW_CAP, BatchError, SegmentItem, TruncatedTail
+from decoders.log.types import RAW_CAP, BatchError, RecordBatch, SegmentItem, TruncatedTail
 
 DEFAULT_MAX_BATCH_BYTES = 64 * 1024 * 1024
 
@@ -108,14 +112,51 @@ def _error(window: FileWindow, frame: Frame, error: DecodeError,
     return BatchError(file_position=frame.position, length=frame.length, reason=error.reason,
                       message=str(error), raw=raw, raw_truncated=capped,
                       base_offset=frame.base_offset,
-                      magic=_probe_magic(window, frame.position))
+                      magic=_probe_magic(window, frame.position), recovered=frame.recovered)
 
 
 def _tail(window: FileWindow, frame: Frame, present: int | None = None) -> TruncatedTail:
     length = frame.length if present is None else present
     raw, capped = _raw(window, frame.position, length)
     return TruncatedTail(file_position=frame.position, length=length, raw=raw,
-                         raw_truncated=capped, declared_length=frame.declared_length)
+                         raw_truncated=capped, declared_length=frame.declared_length,
+                         recovered=frame.recovered)
+
+
+def _damaged(window: FileWindow, frame: Frame, max_batch_bytes: int,
+             max_decompressed: int) -> BatchError | SegmentItem:
+    """Why a damaged span could not be read: its own decoding error when its declared length is
+    its span (the length was right, the content is not), else the length that did not frame it."""
+    declared, end = frame.declared_length, frame.position + frame.length
+    if declared != frame.length:
+        what = ("no length" if declared is None else
+                f"length {declared - 12}" if declared >= 12 + 14 else
+                f"length {declared - 12}, below the minimum")
+        after = ("nothing after it verifies up to the end of the file" if end == window.size
+                 else f"the next entry that verifies starts at file position {end} "
+                      f"({frame.length} byte(s) later), where reading resumed")
+        return _error(window, frame, InvalidLengthError(f"entry declares {what}; {after}",
+                                                        stage="segment"))
+    if frame.length > max_batch_bytes:
+        return _error(window, frame, CorruptBatchError(
+            f"entry of {frame.length} byte(s) does not verify (checksum)", stage="segment"))
+    item = _read_entry(window, frame, max_decompressed)
+    if isinstance(item, RecordBatch):     # cannot happen: the walk's checksum failed
+        return _error(window, frame, CorruptBatchError(
+            "entry decoded although its checksum did not verify", stage="segment"))
+    return item
+
+
+def _read_entry(window: FileWindow, frame: Frame, max_decompressed: int) -> SegmentItem:
+    entry = window.read(frame.position, frame.length)
+    if len(entry) < frame.length:          # the file shrank under us (active segment)
+        return _tail(window, frame, present=len(entry))
+    try:
+        batch = decode_entry(entry, frame.position, max_decompressed=max_decompressed)
+    except DecodeError as exc:
+        return _error(window, frame, exc, entry)
+    batch.recovered = frame.recovered
+    return batch
 
 
 def _read_item(window: FileWindow, frame: Frame, max_batch_bytes: int,
@@ -126,14 +167,10 @@ def _read_item(window: FileWindow, frame: Frame, max_batch_bytes: int,
         return _error(window, frame, InvalidLengthError(
             f"entry length {frame.declared_length} below the minimum; "
             f"the remaining {frame.length} byte(s) cannot be framed", stage="segment"))
+    if frame.kind == DAMAGED:
+        return _damaged(window, frame, max_batch_bytes, max_decompressed)
     if frame.length > max_batch_bytes:
         return _error(window, frame, BatchTooLargeError(
             f"entry of {frame.length} byte(s) exceeds max_batch_bytes={max_batch_bytes}",
             stage="segment"))
-    entry = window.read(frame.position, frame.length)
-    if len(entry) < frame.length:          # the file shrank under us (active segment)
-        return _tail(window, frame, present=len(entry))
-    try:
-        return decode_entry(entry, frame.position, max_decompressed=max_decompressed)
-    except DecodeError as exc:
-        return _error(window, frame, exc, entry)
+    return _read_entry(window, frame, max_decompressed)

@@ -58,6 +58,7 @@ class RecordBatch:
     base_sequence: int
     records_count: int
     records: list[LogRecord]
+    recovered: bool = False      # read after a resynchronisation past damage in this file
 
 
 @dataclass(slots=True)
@@ -67,8 +68,8 @@ class BatchError:
     ``reason`` is the ``.reason`` of the typed error (``bad_crc``, ``bad_compression``,
     ``corrupt_batch``, ``unknown_magic``, ``truncated``, ``invalid_length``, ``batch_too_large``);
     ``raw`` holds the batch bytes as far as present, capped at :data:`RAW_CAP`
-    (``raw_truncated`` says so). An ``invalid_length`` error ends the file: its ``length`` runs to
-    the end of the file, because nothing after a corrupt length can be framed."""
+    (``raw_truncated`` says so). ``length`` runs up to the next entry whose checksum verifies
+    (reading resumes there), or to the end of the file if none does."""
 
     file_position: int
     length: int
@@ -78,6 +79,7 @@ class BatchError:
     raw_truncated: bool = False
     base_offset: int | None = None
     magic: int | None = None
+    recovered: bool = False
 
 
 @dataclass(slots=True)
@@ -91,6 +93,7 @@ class TruncatedTail:
     raw: bytes
     raw_truncated: bool = False
     declared_length: int | None = None
+    recovered: bool = False
 
 
 SegmentItem = RecordBatch | BatchError | TruncatedTail

@@ -15,6 +15,8 @@ from jobs.runtime.config import PROJECT_ROOT, load_config
 
 DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"  # a real snapshot, see its README
 
+from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", help="lake directory (default: lake.path in conf/, ./lake)")
@@ -40,18 +42,24 @@ def _print_summary(spark, lake: Path, snapshot_id: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.stages.pipeline import run_pipeline
-    from jobs.runtime.session import get_spark
+    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, write_lake
 
     cfg = load_config().with_lake(getattr(args, "lake", None))
     sample = Path(getattr(args, "sample", DEFAULT_SAMPLE))
-    if not sample.exists():
-        print(f"offsetlake demo: sample snapshot {sample} is missing", file=sys.stderr)
-        return 2
+    refused = check_inputs("demo", [str(sample)])
+    if refused is not None:
+        return refused
     print(f"offsetlake demo: running the pipeline on {sample} into {cfg.lake_path} "
           f"(Spark {cfg.spark.master}) ...", file=sys.stderr)
-    spark = get_spark(cfg, app_name="offsetlake-demo")
-    report = run_pipeline(spark, cfg.lake_path, [str(sample)])
-    print(report.summary())
-    _print_summary(spark, cfg.lake_path, report.snapshot_id)
-    return 0 if report.reconciled else 1
+
+    def job() -> int:
+        from jobs.runtime.session import get_spark
+        from jobs.stages.pipeline import run_pipeline
+
+        spark = get_spark(cfg, app_name="offsetlake-demo")
+        report = run_pipeline(spark, cfg.lake_path, [str(sample)])
+        print(report.summary())
+        _print_summary(spark, cfg.lake_path, report.snapshot_id)
+        return EXIT_OK if report.reconciled else EXIT_FAILED
+
+    return write_lake("demo", cfg.lake_path, job)

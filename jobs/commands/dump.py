@@ -9,7 +9,8 @@ import argparse
 import os
 import sys
 
-EXIT_OK, EXIT_IO_ERROR, EXIT_USAGE = 0, 1, 2
+
+from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,17 +39,19 @@ def _silence_stdout() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for p in args.paths:
-        if not os.path.exists(p):
-            print(f"offsetlake dump: {p}: no such file or directory", file=sys.stderr)
-            return EXIT_USAGE
+    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, fail
+
+    refused = check_inputs("dump", args.paths, captures=False)
+    if refused is not None:
+        return refused
     from decoders.dump import dump_objects, text_line
     from decoders.kafka_json import dumps
 
     render = dumps if args.format == "jsonl" else text_line
     out = sys.stdout
+    tally: dict = {}
     try:
-        for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ())):
+        for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ()), tally):
             out.write(render(obj))
             out.write("\n")
         out.flush()
@@ -56,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
         _silence_stdout()
         return EXIT_OK
     except OSError as exc:   # unreadable file or directory: say which, no traceback
-        print(f"offsetlake dump: {exc}", file=sys.stderr)
-        return EXIT_IO_ERROR
+        return fail("dump", str(exc), EXIT_FAILED)
+    if tally["recovered"]:
+        # Said only when it happened, so a clean dump keeps an empty stderr.
+        print(f"offsetlake dump: {tally['records']} record(s) read, {tally['recovered']} of them "
+              f"recovered by resynchronising after damage; {tally['unreadable']} unreadable "
+              "unit(s)", file=sys.stderr)
     return EXIT_OK

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 
+
+from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,19 +26,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.runtime.session import get_spark
+    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, write_lake
 
     cfg = load_config().with_lake(args.lake)
-    for p in args.paths:
-        if not Path(p).exists():
-            print(f"offsetlake ingest: {p}: no such file or directory", file=sys.stderr)
-            return 2
-    from jobs.stages.ingest import ingest
+    refused = check_inputs("ingest", args.paths)
+    if refused is not None:
+        return refused
 
-    spark = get_spark(cfg, app_name="offsetlake-ingest")
-    report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
-    print(report.summary())
-    return 0 if report.reconciled else 1
+    def job() -> int:
+        from jobs.runtime.session import get_spark
+        from jobs.stages.ingest import ingest
+
+        spark = get_spark(cfg, app_name="offsetlake-ingest")
+        report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
+        print(report.summary())
+        return EXIT_OK if report.reconciled else EXIT_FAILED
+
+    return write_lake("ingest", cfg.lake_path, job)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from jobs.runtime.config import load_config
+
+from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,19 +24,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.runtime.session import get_spark
+    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, write_lake
 
     cfg = load_config().with_lake(args.lake)
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing:
-        print(f"offsetlake run: {missing[0]}: no such file or directory", file=sys.stderr)
-        return 2
-    from jobs.stages.pipeline import run_pipeline
+    refused = check_inputs("run", args.paths)
+    if refused is not None:
+        return refused
 
-    spark = get_spark(cfg, app_name="offsetlake-run")
-    report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
-    print(report.summary())
-    return 0 if report.reconciled else 1
+    def job() -> int:
+        from jobs.runtime.session import get_spark
+        from jobs.stages.pipeline import run_pipeline
+
+        spark = get_spark(cfg, app_name="offsetlake-run")
+        report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
+        print(report.summary())
+        return EXIT_OK if report.reconciled else EXIT_FAILED
+
+    return write_lake("run", cfg.lake_path, job)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,8 @@ def write_rows(df, fmt: str, out=sys.stdout, limit: int | None = None) -> int:
         count += 1
     return count
 
+from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="a Spark SQL query over the lake's tables, e.g. "
@@ -81,11 +83,18 @@ def run(args: argparse.Namespace) -> int:
 
     from jobs.runtime.session import get_spark
 
+    from jobs.commands.inputs import EXIT_EMPTY, EXIT_NO_PATH, EXIT_NO_SEGMENTS, EXIT_USAGE, fail
+
     cfg = load_config().with_lake(args.lake)
-    if not lake_tables(cfg.lake_path):
-        print(f"offsetlake sql: no Delta tables in {cfg.lake_path}; run `offsetlake run` first",
-              file=sys.stderr)
-        return 2
+    lake = cfg.lake_path
+    if not lake.exists():
+        return fail("sql", f"{lake}: no such file or directory", EXIT_NO_PATH)
+    if lake.is_dir() and not any(p for p in lake.iterdir() if p.name != ".offsetlake.lock"):
+        return fail("sql", f"{lake}: empty directory, no tables yet; run `offsetlake run` first",
+                    EXIT_EMPTY)
+    if not lake_tables(lake):
+        return fail("sql", f"no Delta tables in {lake}; run `offsetlake run` first",
+                    EXIT_NO_SEGMENTS)
     spark = get_spark(cfg, app_name="offsetlake-sql")
     names = register_tables(spark, cfg.lake_path)
     try:
@@ -93,6 +102,6 @@ def run(args: argparse.Namespace) -> int:
     except (AnalysisException, ParseException) as exc:
         print(f"offsetlake sql: {str(exc).splitlines()[0]}\n"
               f"tables in {cfg.lake_path}: {', '.join(names)}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     write_rows(df, args.format, limit=args.limit)
     return 0

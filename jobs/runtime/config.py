@@ -39,12 +39,13 @@ class Config:
     jars_dir: Path
     kafka: Mapping[str, Any]
     source: Path
+    ingest: Mapping[str, Any] = field(default_factory=dict)   # byte bounds of the reader
 
     def with_lake(self, lake: str | os.PathLike | None) -> "Config":
         """The same settings with another lake path (the CLI's ``--lake``)."""
         if lake is None:
             return self
-        return Config(self.spark, Path(lake), self.jars_dir, self.kafka, self.source)
+        return Config(self.spark, Path(lake), self.jars_dir, self.kafka, self.source, self.ingest)
 
 
 class ConfigError(ValueError):
@@ -105,4 +106,5 @@ def load_config(path: str | os.PathLike | None = None,
     lake = (raw.get("lake") or {}).get("path", "./lake")
     jars = (raw.get("jars") or {}).get("dir", ".cache/jars")
     return Config(spark=spark, lake_path=Path(lake), jars_dir=_resolve(jars),
-                  kafka=dict(raw.get("kafka") or {}), source=source)
+                  kafka=dict(raw.get("kafka") or {}), source=source,
+                  ingest=dict(raw.get("ingest") or {}))

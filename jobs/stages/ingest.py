@@ -18,9 +18,10 @@ from pathlib import Path
 
 from decoders.log import list_segments
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
-from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
-from jobs.stages.segment_rows import ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, read_tasks
+from jobs.stages.segment_rows import (ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, ReadLimits,
+                                     read_tasks)
 from jobs.stages.segment_rows import QUARANTINE as QUARANTINE_ROW
 
 INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns
@@ -38,6 +39,7 @@ class IngestReport:
     rows_written: int
     rows_quarantined: int
     seconds: float
+    records_recovered: int = 0   # read only by resynchronising after damage (decoders.log.framing)
 
     @property
     def reconciled(self) -> bool:
@@ -46,7 +48,8 @@ class IngestReport:
 
     def summary(self) -> str:
         verdict = "reconciled" if self.reconciled else "NOT RECONCILED"
-        return (f"snapshot {self.snapshot_id}: {self.records_read} records read from "
+        return (f"snapshot {self.snapshot_id}: {self.records_read} records read "
+                f"({self.records_recovered} recovered after damage) from "
                 f"{self.files} file(s) in {self.ranges} range(s), {self.rows_written} rows "
                 f"written to {RAW_RECORDS}, {self.rows_quarantined} unit(s) quarantined, "
                 f"{self.bytes_accounted}/{self.bytes_total} bytes accounted for: {verdict} "
@@ -70,10 +73,11 @@ def _is_capture(paths: list[str]) -> bool:
     return len(paths) == 1 and (Path(paths[0]) / "manifest.json").is_file()
 
 
-def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress):
-    from pyspark import StorageLevel
+def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: ReadLimits):
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
+
+    from jobs.runtime.session import materialise_on_disk
 
     tasks, total = plan_ranges(paths, range_bytes)
     if not tasks:
@@ -86,17 +90,21 @@ def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress):
 
     def read(batches):
         for batch in batches:
-            yield from read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()))
+            yield from read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()),
+                                  limits)
 
-    rows = task_df.mapInArrow(read, from_arrow_schema(ROW_SCHEMA)).persist(StorageLevel.DISK_ONLY)
+    rows = materialise_on_disk(task_df.mapInArrow(read, from_arrow_schema(ROW_SCHEMA)))
     totals = {r["row_kind"]: r for r in rows.groupBy("row_kind").agg(
-        F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes")).collect()}
+        F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
+        F.sum("task_recovered").alias("recovered")).collect()}
     records = rows.where(F.col("row_kind") == RECORD).select(*[c for c, _, _ in RAW_RECORDS_COLUMNS])
     bad = rows.where(F.col("row_kind") == QUARANTINE_ROW).select(
         *[F.col(c) if c in rows.columns else F.lit(None).alias(c) for c, _, _ in QUARANTINE_COLUMNS])
     counts = {k: v["n"] for k, v in totals.items()}
-    accounted = int((totals.get(ACCOUNTING) or {"bytes": 0})["bytes"] or 0)
-    return records, bad, rows, counts.get(RECORD, 0), accounted, total, files, len(tasks)
+    accounting = totals.get(ACCOUNTING) or {"bytes": 0, "recovered": 0}
+    accounted, recovered = int(accounting["bytes"] or 0), int(accounting["recovered"] or 0)
+    return (records, bad, rows, counts.get(RECORD, 0), accounted, total, files, len(tasks),
+            recovered)
 
 
 def _ingest_capture(spark, path, snapshot_id, progress):
@@ -117,7 +125,8 @@ def _ingest_capture(spark, path, snapshot_id, progress):
 
 
 def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-           range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr) -> IngestReport:
+           range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+           limits: ReadLimits | None = None) -> IngestReport:
     """Ingest a snapshot; returns the reconciliation report.
 
     >>> report = ingest(spark, Path("lake"), ["/data/__consumer_offsets-7"])  # doctest: +SKIP
@@ -125,24 +134,23 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
     True
     """
     started = time.monotonic()
-    persisted = None
+    limits = limits or ReadLimits.from_settings(load_config().ingest)
+    recovered = 0
     if _is_capture(paths):
         snapshot_id, records, bad, read_count = _ingest_capture(spark, paths[0], snapshot_id, progress)
         accounted = total = 0
         files, ranges, source = 1, 1, "capture"
     else:
         snapshot_id = snapshot_id or default_snapshot_id(paths)
-        records, bad, persisted, read_count, accounted, total, files, ranges = _ingest_segments(
-            spark, paths, snapshot_id, range_bytes, progress)
+        (records, bad, _, read_count, accounted, total, files, ranges,
+         recovered) = _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits)
         source = "segments"
     replace_snapshot(records, lake, RAW_RECORDS, snapshot_id)
     replace_snapshot(bad, lake, QUARANTINE, snapshot_id, only=INGEST_STAGES)
-    if persisted is not None:
-        persisted.unpersist()
     written = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id).count()
     quarantined = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(INGEST_STAGES).count()
     return IngestReport(snapshot_id, source, files, ranges, total, accounted, read_count, written,
-                        quarantined, time.monotonic() - started)
+                        quarantined, time.monotonic() - started, recovered)
 
 
 def default_snapshot_id(paths: list[str]) -> str:

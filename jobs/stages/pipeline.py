@@ -51,16 +51,16 @@ class PipelineReport:
 
 
 def decode(spark, lake: Path, snapshot_id: str) -> tuple[int, int, int]:
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    from jobs.runtime.session import materialise_on_disk
+
     raw = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id)
-    decoded = decode_snapshot(raw).persist(StorageLevel.DISK_ONLY)
+    decoded = materialise_on_disk(decode_snapshot(raw))   # byte-bounded, see its docstring
     ok = F.col("error_reason").isNull()
     replace_snapshot(decoded.where(ok).select(*records_columns()), lake, RECORDS, snapshot_id)
     replace_snapshot(quarantine_columns(decoded.where(~ok)), lake, QUARANTINE, snapshot_id,
                      only=DECODE_STAGE)
-    decoded.unpersist()
     data = raw.where(~F.col("is_control")).count()
     written = read_snapshot(spark, lake, RECORDS, snapshot_id).count()
     bad = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(DECODE_STAGE).count()
@@ -68,16 +68,15 @@ def decode(spark, lake: Path, snapshot_id: str) -> tuple[int, int, int]:
 
 
 def replay(spark, lake: Path, snapshot_id: str) -> dict[str, int]:
-    from pyspark import StorageLevel
+    from jobs.runtime.session import materialise_on_disk
 
     records = read_snapshot(spark, lake, RECORDS, snapshot_id)
     raw = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id)
-    replayed = replay_snapshot(records, raw).persist(StorageLevel.DISK_ONLY)
+    replayed = materialise_on_disk(replay_snapshot(records, raw))
     counts = {}
     for table in TABLE_COLUMNS:
         replace_snapshot(table_rows(replayed, table, snapshot_id), lake, table, snapshot_id)
         counts[table] = read_snapshot(spark, lake, table, snapshot_id).count()
-    replayed.unpersist()
     return counts
 
 

@@ -3,26 +3,52 @@
 This is the only code the ingest job runs on executors; it is plain pyarrow over
 ``decoders.log`` so it is tested without Spark. Each output row has a ``row_kind``: ``record``
 (the ``raw_records`` columns filled), ``quarantine`` (a unit of bytes that could not be read, with
-its raw bytes and reason) or ``accounting`` (one per range: how many file bytes it covered).
+its raw bytes and reason) or ``accounting`` (one per range: how many file bytes it covered, and how
+many records it read only by resynchronising after damage).
+
+Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
+``max_decompressed_bytes`` of records) plus the rows not yet handed to Spark, which are flushed
+as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH`` rows). The bounds
+come from the ``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimits`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import pyarrow as pa
 
-from decoders.log import CONTROL_TYPE_NAMES, RecordBatch, TruncatedTail, iter_segment
+from decoders.log import (CONTROL_TYPE_NAMES, DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED,
+                          RecordBatch, TruncatedTail, iter_segment)
 from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 
 _QUARANTINE_ONLY = [c for c in QUARANTINE_COLUMNS if c[0] not in {n for n, _, _ in RAW_RECORDS_COLUMNS}]
 ROW_SCHEMA = pa.schema(
     [pa.field(n, t) for n, t, _ in RAW_RECORDS_COLUMNS]
     + [pa.field(n, t) for n, t, _ in _QUARANTINE_ONLY]
-    + [pa.field("row_kind", pa.string()), pa.field("task_bytes", pa.int64())])
+    + [pa.field("row_kind", pa.string()), pa.field("task_bytes", pa.int64()),
+       pa.field("task_recovered", pa.int64())])
 RECORD, QUARANTINE, ACCOUNTING = "record", "quarantine", "accounting"
 ROWS_PER_BATCH = 8192
+ROW_OVERHEAD_BYTES = 256         # the fixed-width columns and strings of one row, roughly
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Byte bounds of one ingest task (``ingest:`` in conf/offsetlake.yaml)."""
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    arrow_batch_bytes: int = 16 * 1024 * 1024
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> "ReadLimits":
+        known = {k: int(v) for k, v in settings.items() if k in cls.__dataclass_fields__}
+        limits = cls(**known)
+        if min(limits.max_batch_bytes, limits.max_decompressed_bytes,
+               limits.arrow_batch_bytes) <= 0:
+            raise ValueError(f"ingest limits must be positive: {limits}")
+        return limits
 
 
 @dataclass(frozen=True)
@@ -71,29 +97,43 @@ def _to_batch(rows: list[dict]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=ROW_SCHEMA)
 
 
-def read_range(snapshot_id: str, task: RangeTask) -> Iterator[pa.RecordBatch]:
+def _row_bytes(row: dict) -> int:
+    return ROW_OVERHEAD_BYTES + sum(len(row.get(c) or b"") for c in ("key", "value", "raw"))
+
+
+def read_range(snapshot_id: str, task: RangeTask,
+               limits: ReadLimits = ReadLimits()) -> Iterator[pa.RecordBatch]:
     """Arrow batches for every record and every unreadable unit in ``task``'s range.
 
     The last row is the range's ``accounting`` row: ``task_bytes`` is how many bytes of the file
-    it covered (complete batches plus quarantined units), reconciled by the job against file sizes.
+    it covered (complete batches plus quarantined units), reconciled by the job against file sizes;
+    ``task_recovered`` how many of its records were read after a resynchronisation.
     """
     rows: list[dict] = []
-    accounted = 0
-    for item in iter_segment(task.source_file, task.start, task.end):
+    pending = accounted = recovered = 0
+    for item in iter_segment(task.source_file, task.start, task.end,
+                             max_batch_bytes=limits.max_batch_bytes,
+                             max_decompressed=limits.max_decompressed_bytes):
         if isinstance(item, RecordBatch):
             accounted += item.batch_length
-            rows.extend(_record_row(snapshot_id, task, item, r) for r in item.records)
+            recovered += len(item.records) if item.recovered else 0
+            new = [_record_row(snapshot_id, task, item, r) for r in item.records]
         else:
             accounted += item.length
-            rows.append(_quarantine_row(snapshot_id, task, item))
-        if len(rows) >= ROWS_PER_BATCH:
-            yield _to_batch(rows)
-            rows = []
+            new = [_quarantine_row(snapshot_id, task, item)]
+        del item                  # the decoded batch is not kept while its rows wait
+        for row in new:
+            rows.append(row)
+            pending += _row_bytes(row)
+            if len(rows) >= ROWS_PER_BATCH or pending >= limits.arrow_batch_bytes:
+                yield _to_batch(rows)
+                rows, pending = [], 0
     rows.append({"snapshot_id": snapshot_id, "source_file": task.source_file,
-                 "row_kind": ACCOUNTING, "task_bytes": accounted})
+                 "row_kind": ACCOUNTING, "task_bytes": accounted, "task_recovered": recovered})
     yield _to_batch(rows)
 
 
-def read_tasks(snapshot_id: str, tasks: Iterable[RangeTask]) -> Iterator[pa.RecordBatch]:
+def read_tasks(snapshot_id: str, tasks: Iterable[RangeTask],
+               limits: ReadLimits = ReadLimits()) -> Iterator[pa.RecordBatch]:
     for task in tasks:
-        yield from read_range(snapshot_id, task)
+        yield from read_range(snapshot_id, task, limits)

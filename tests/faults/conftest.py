@@ -1,0 +1,43 @@
+"""The fault suite: real CLI runs (subprocesses, real Spark and Delta) on damaged, huge, killed,
+concurrent and space-starved inputs, each compared with a clean run table by table, row by row.
+
+Every test here carries the ``faults`` marker, which ``pyproject.toml`` deselects by default;
+run them with ``make faults`` (or ``pytest -m faults tests/faults``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.faults.runs import lake_tables, run_cli
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.faults)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from jobs.runtime.config import load_config
+    from jobs.runtime.session import get_spark
+
+    cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[1]",
+                           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2"})
+    session = get_spark(cfg, app_name="offsetlake-faults")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def clean(tmp_path_factory, spark) -> dict[str, list[str]]:
+    """The tables of a clean run of the bundled sample."""
+    from tests.faults.snapshots import copy_sample
+
+    root = tmp_path_factory.mktemp("clean")
+    done = run_cli(copy_sample(root), root / "lake")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return lake_tables(spark, root / "lake")
