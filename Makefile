@@ -7,7 +7,7 @@ JARS   := $(CACHE)/jars
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test jars kafka bench clean
+.PHONY: setup demo test jars kafka bench clean chromium
 
 setup: $(STAMP) $(JARS)/.fetched
 
@@ -35,7 +35,7 @@ kafka:
 demo: setup
 	$(VENV)/bin/offsetlake demo
 
-test: setup kafka
+test: setup kafka chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: setup
@@ -43,3 +43,10 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) $(CACHE) lake spark-warehouse metastore_db
+
+# Headless Chromium (Debian package) for the report's rendering test (tests/test_report.py).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	    echo "setup: installing chromium (Debian package) for the report test"; \
+	    $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
