@@ -7,7 +7,7 @@ JARS   := $(CACHE)/jars
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test faults jars kafka bench clean
+.PHONY: setup demo test faults jars kafka bench clean chromium
 
 setup: $(STAMP) $(JARS)/.fetched
 
@@ -37,7 +37,7 @@ kafka:
 demo: setup
 	$(VENV)/bin/offsetlake demo
 
-test: setup kafka
+test: setup kafka chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The fault suite (tests/faults, marker `faults`, deselected from `make test`): about 10-15 min
@@ -50,3 +50,10 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) $(CACHE) lake spark-warehouse metastore_db
+
+# Headless Chromium (Debian package) for the report's rendering test (tests/test_report.py).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	    echo "setup: installing chromium (Debian package) for the report test"; \
+	    $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }

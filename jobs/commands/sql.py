@@ -1,7 +1,9 @@
-"""``offsetlake sql``: query the lake's tables by name.
+"""``offsetlake sql``: query the lake's tables and the ``sql/`` views by name.
 
 Every Delta table directly under the lake directory is registered as a temporary view under its
-directory name (``groups``, ``offsets``, ``raw_records`` ...), so queries read like SQL on tables.
+directory name (``groups``, ``offsets``, ``raw_records`` ...) and every ``sql/<name>.sql`` as the
+view ``<name>`` (:mod:`jobs.lake.views`), so queries read like SQL on tables. Without a query it
+opens a prompt: statements end with ``;``, ``\\d`` lists the names, ``\\q`` (or end of input) quits.
 """
 
 from __future__ import annotations
@@ -12,23 +14,15 @@ import json
 import sys
 from pathlib import Path
 
+from jobs.lake.views import lake_tables, register_lake
 from jobs.runtime.config import load_config
 
 FORMATS = ("table", "json", "csv")
 
 
-def lake_tables(lake: Path) -> list[str]:
-    """Names of the Delta tables in ``lake`` (directories holding a ``_delta_log``)."""
-    if not lake.is_dir():
-        return []
-    return sorted(p.name for p in lake.iterdir() if (p / "_delta_log").is_dir())
-
-
 def register_tables(spark, lake: Path) -> list[str]:
-    names = lake_tables(lake)
-    for name in names:
-        spark.read.format("delta").load(str(lake.resolve() / name)).createOrReplaceTempView(name)
-    return names
+    """Register the lake's tables and the views; returns every name now queryable."""
+    return register_lake(spark, lake).names()
 
 
 def _json_value(value):
@@ -70,17 +64,83 @@ from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --hel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", help="a Spark SQL query over the lake's tables, e.g. "
-                                      "\"select group_id, group_state from groups\"")
+    parser.add_argument("query", nargs="?",
+                        help="a Spark SQL query over the lake's tables and views, e.g. "
+                             "\"select * from group_overview\"; none: an interactive prompt")
     parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (default), json (one object per row) or csv")
     parser.add_argument("--limit", type=int, help="print at most this many rows")
 
 
-def run(args: argparse.Namespace) -> int:
+PROMPT, MORE = "offsetlake> ", "        ...> "
+
+
+def _statements(lines):
+    """Statements ended by ``;`` from ``lines``; ``\\d``/``\\q`` pass through on their own."""
+    buffer: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if not buffer and stripped.startswith("\\"):
+            yield stripped
+            continue
+        buffer.append(line)
+        if stripped.endswith(";"):
+            text = "\n".join(buffer).strip().rstrip(";").strip()
+            buffer = []
+            if text:
+                yield text
+    if "".join(buffer).strip():
+        yield "\n".join(buffer).strip()
+
+
+def _input_lines(stdin):
+    """Lines typed at the prompt; the prompt goes to stderr so stdout holds only results."""
+    interactive = stdin.isatty()
+    first = True
+    while True:
+        if interactive:
+            sys.stderr.write(PROMPT if first else MORE)
+            sys.stderr.flush()
+        line = stdin.readline()
+        if not line:
+            return
+        first = line.strip().endswith(";") or line.strip().startswith("\\")
+        yield line.rstrip("\n")
+
+
+def _execute(spark, text: str, fmt: str, names: list[str], limit: int | None) -> bool:
     from pyspark.errors import AnalysisException, ParseException
 
+    try:
+        df = spark.sql(text)
+    except (AnalysisException, ParseException) as exc:
+        print(f"offsetlake sql: {str(exc).splitlines()[0]}\n"
+              f"tables and views: {', '.join(names)}", file=sys.stderr)
+        return False
+    write_rows(df, fmt, limit=limit)
+    sys.stdout.flush()
+    return True
+
+
+def interactive(spark, names: list[str], fmt: str, limit: int | None, stdin=None) -> int:
+    """The prompt; returns 0, or 1 when a statement failed and input was not a terminal."""
+    stdin = stdin or sys.stdin
+    failed = False
+    if stdin.isatty():
+        print(f"{len(names)} tables and views; statements end with ';', \\d lists them, "
+              "\\q quits", file=sys.stderr)
+    for statement in _statements(_input_lines(stdin)):
+        if statement in ("\\q", "\\quit"):
+            break
+        if statement == "\\d":
+            print("\n".join(names))
+            continue
+        failed |= not _execute(spark, statement, fmt, names, limit)
+    return 1 if failed and not stdin.isatty() else 0
+
+
+def run(args: argparse.Namespace) -> int:
     from jobs.runtime.session import get_spark
 
     from jobs.commands.inputs import EXIT_EMPTY, EXIT_NO_PATH, EXIT_NO_SEGMENTS, EXIT_USAGE, fail
@@ -97,11 +157,6 @@ def run(args: argparse.Namespace) -> int:
                     EXIT_NO_SEGMENTS)
     spark = get_spark(cfg, app_name="offsetlake-sql")
     names = register_tables(spark, cfg.lake_path)
-    try:
-        df = spark.sql(args.query)
-    except (AnalysisException, ParseException) as exc:
-        print(f"offsetlake sql: {str(exc).splitlines()[0]}\n"
-              f"tables in {cfg.lake_path}: {', '.join(names)}", file=sys.stderr)
-        return EXIT_USAGE
-    write_rows(df, args.format, limit=args.limit)
-    return 0
+    if args.query is None:
+        return interactive(spark, names, args.format, args.limit)
+    return 0 if _execute(spark, args.query, args.format, names, args.limit) else EXIT_USAGE

@@ -108,3 +108,23 @@ def load_config(path: str | os.PathLike | None = None,
     return Config(spark=spark, lake_path=Path(lake), jars_dir=_resolve(jars),
                   kafka=dict(raw.get("kafka") or {}), source=source,
                   ingest=dict(raw.get("ingest") or {}))
+
+
+def load_section(name: str, path: str | os.PathLike | None = None,
+                 env: Mapping[str, str] | None = None) -> dict:
+    """One section of the settings as a plain mapping, environment overrides applied
+    (``quality``, ``report`` and ``airflow`` are read this way by the jobs that own them).
+
+    >>> load_section("quality", env={"OFFSETLAKE_QUALITY__MAX_DECODE_ERROR_RATE": "0.5"})["max_decode_error_rate"]
+    '0.5'
+    """
+    env = os.environ if env is None else env
+    source = Path(path or env.get(ENV_PREFIX + "CONF") or DEFAULT_CONF)
+    try:
+        raw = yaml.safe_load(source.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read configuration {source}: {exc}") from exc
+    section = _apply_env(raw, env).get(name) or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: section {name!r} is not a mapping")
+    return dict(section)

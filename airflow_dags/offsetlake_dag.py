@@ -1,0 +1,166 @@
+"""offsetlake, scheduled (Airflow 3): snapshot -> run -> audit -> quality -> report.
+
+Every data interval turns one snapshot of ``__consumer_offsets`` into the lake's tables and checks
+them. The snapshot is either captured from a cluster (an Airflow connection whose host:port is a
+broker) or the newest segment snapshot in a landing directory. Its id derives from the data
+interval, never from the clock, so a rerun of an interval replaces exactly its own rows.
+
+Parsing reads only ``conf/offsetlake.yaml`` (schedule, retries, defaults): no Spark import, no lake
+or landing access, no connection lookup; all of that happens inside the tasks. The Spark jobs go
+through ``SparkSubmitOperator`` (the ``spark_conn_id`` connection names the master) with the
+``airflow.spark_conf`` settings; the CLI command modules are the spark-submit applications.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).absolute().parents[1]
+if str(PROJECT_ROOT) not in sys.path:  # the DAG folder is on sys.path, the project root is not
+    sys.path.insert(0, str(PROJECT_ROOT))
+
+from airflow.sdk.exceptions import AirflowSkipException  # noqa: E402
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator  # noqa: E402
+from airflow.sdk import DAG, Param, task  # noqa: E402
+
+from jobs.runtime.config import load_section  # noqa: E402  (YAML only)
+
+DAG_ID = "offsetlake"
+SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"]
+SETTINGS = load_section("airflow")
+COMMANDS = PROJECT_ROOT / "jobs" / "commands"
+SNAPSHOT = "ti.xcom_pull(task_ids='snapshot')"
+TARGET_VERSIONS = "<target versions>"  # expanded by AuditSubmitOperator
+
+
+def snapshot_id_for(interval_start: datetime) -> str:
+    """The snapshot id of a data interval: its start, to the second, in UTC."""
+    return "interval-" + interval_start.strftime("%Y%m%dT%H%M%SZ")
+
+
+def newest_landing_snapshot(landing_dir: Path, not_after: datetime) -> Path:
+    """The newest snapshot directory in ``landing_dir`` that had landed by ``not_after``.
+
+    Bounded by the interval's end so a rerun of an old interval picks what it picked then.
+    """
+    limit = not_after.timestamp()
+    landed = [p for p in Path(landing_dir).iterdir()
+              if p.is_dir() and not p.name.startswith(".") and p.stat().st_mtime <= limit]
+    if not landed:
+        raise FileNotFoundError(f"no snapshot directory in {landing_dir} landed by {not_after}")
+    return max(landed, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def _absolute(path: str) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else PROJECT_ROOT / p
+
+
+def _capture(conn_id: str, out: Path) -> Path:
+    """Capture the cluster behind ``conn_id`` into ``out``, unless an earlier try of this interval
+    already finished one (its manifest is written last)."""
+    import subprocess
+
+    from airflow.sdk import BaseHook
+
+    if (out / "manifest.json").exists():
+        return out
+    conn = BaseHook.get_connection(conn_id)
+    servers = conn.host if conn.port is None else f"{conn.host}:{conn.port}"
+    subprocess.run([sys.executable, "-m", "jobs.cli", "capture", "--bootstrap-server", servers,
+                    "--out", str(out)], check=True, cwd=PROJECT_ROOT)
+    return out
+
+
+@task(task_id="snapshot")
+def snapshot(params=None, data_interval_start=None, data_interval_end=None, logical_date=None,
+             dag_run=None) -> dict:
+    """Resolve this interval's snapshot; the other tasks read its id, path and lake from XCom."""
+    start = data_interval_start or logical_date or dag_run.run_after
+    end = data_interval_end or start
+    snapshot_id = snapshot_id_for(start)
+    landing = _absolute(params["landing_dir"])
+    if params["source"] == "capture":
+        path = _capture(params["kafka_conn_id"], landing / snapshot_id)
+    else:
+        path = newest_landing_snapshot(landing, end)
+    print(f"snapshot {snapshot_id}: {path}")
+    return {"snapshot_id": snapshot_id, "path": str(path), "lake": str(_absolute(params["lake"]))}
+
+
+class AuditSubmitOperator(SparkSubmitOperator):
+    """spark-submit of the audit. HOOK (issue 11): until ``jobs/commands/audit.py`` exists the task
+    is skipped and says so; from then on it runs, and its exit code 3 (findings at or above
+    ``fail_on``) fails the task, with the findings printed in this task's log."""
+
+    def execute(self, context):
+        if not Path(self.application).exists():
+            raise AirflowSkipException(f"{self.application} does not exist yet (issue 11): "
+                                       "audit skipped")
+        # One --target-version per version: a template renders one argument, not a list.
+        versions = [a for v in context["params"]["target_versions"] for a in ("--target-version", v)]
+        self.application_args = [a for arg in self.application_args
+                                 for a in (versions if arg == TARGET_VERSIONS else [arg])]
+        return super().execute(context)
+
+
+def delta_jars() -> str:
+    """The Delta jars for spark-submit's --jars (a macro: evaluated when a task runs)."""
+    from jobs.runtime.config import load_config
+    from jobs.runtime.session import delta_jars as cached_jars
+
+    return ",".join(str(j) for j in cached_jars(load_config().jars_dir))
+
+
+def spark_job(task_id: str, application: str, args: list[str], operator=SparkSubmitOperator,
+              **kwargs):
+    return operator(
+        task_id=task_id, application=str(COMMANDS / application), application_args=args,
+        conn_id=SETTINGS.get("spark_conn_id", "spark_default"),
+        conf={str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()},
+        jars="{{ delta_jars() }}", name=f"offsetlake-{task_id}",
+        env_vars={"PYTHONPATH": str(PROJECT_ROOT), "PYSPARK_PYTHON": sys.executable,
+                  "PYSPARK_DRIVER_PYTHON": sys.executable},
+        **kwargs)
+
+
+with DAG(
+    dag_id=DAG_ID,
+    description="__consumer_offsets snapshot -> Delta tables -> audit, quality, report",
+    schedule=SETTINGS.get("schedule", "@hourly"),
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,  # one writer per lake
+    default_args={"retries": int(SETTINGS.get("retries", 2)),
+                  "retry_delay": timedelta(minutes=float(SETTINGS.get("retry_delay_minutes", 5)))},
+    user_defined_macros={"delta_jars": delta_jars},
+    params={
+        "source": Param(SETTINGS.get("source", "landing"), enum=["landing", "capture"],
+                        description="capture from kafka_conn_id, or newest snapshot in landing_dir"),
+        "landing_dir": Param(str(SETTINGS.get("landing_dir", "./landing")), type="string"),
+        "kafka_conn_id": Param(str(SETTINGS.get("kafka_conn_id", "kafka_default")), type="string"),
+        "lake": Param(str(SETTINGS.get("lake", "./lake")), type="string"),
+        "target_versions": Param([str(v) for v in SETTINGS.get("target_versions", [])],
+                                 type="array", description="downgrade targets the audit checks"),
+        "fail_on": Param(str(SETTINGS.get("fail_on", "HIGH")), enum=SEVERITIES),
+    },
+    tags=["offsetlake"],
+) as dag:
+    lake = "{{ " + SNAPSHOT + "['lake'] }}"
+    snapshot_id = "{{ " + SNAPSHOT + "['snapshot_id'] }}"
+    found = snapshot()
+    run = spark_job("run", "run.py", ["{{ " + SNAPSHOT + "['path'] }}", "--lake", lake,
+                                      "--snapshot-id", snapshot_id])
+    # A finding is a fact about the data: retrying cannot change it.
+    audit = spark_job("audit", "audit.py",
+                      ["--lake", lake, "--fail-on", "{{ params.fail_on }}", TARGET_VERSIONS],
+                      operator=AuditSubmitOperator, retries=0)
+    quality = spark_job("quality", "quality.py", ["--lake", lake, "--snapshot-id", snapshot_id],
+                        trigger_rule="none_failed")
+    report = spark_job("report", "report.py",
+                       ["--lake", lake, "--snapshot-id", snapshot_id,
+                        "--out", lake + "/_reports/report-" + snapshot_id + ".html"],
+                       trigger_rule="none_failed")
+    found >> run >> audit >> quality >> report

@@ -1,0 +1,142 @@
+"""The report as one self-contained HTML page: inline CSS and SVG, no script, no link to fetch."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from html import escape
+
+from jobs.report.data import ReportData, timeline_series
+from jobs.report.svg import PALETTE, SEVERITY_COLORS, bar_chart, step_chart
+
+CSS = """
+body{font-family:sans-serif;margin:24px;color:#222;max-width:1240px}
+h1{font-size:22px;margin-bottom:4px} h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0} th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}
+th{background:#f3f3f3} .muted{color:#777} .ok{color:#2a7a2a;font-weight:bold} .bad{color:#c62828;font-weight:bold}
+.facts td:first-child{font-weight:bold} .charts{display:flex;flex-wrap:wrap;gap:8px} svg.chart{border:1px solid #eee}
+"""
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "<span class='muted'>-</span>"
+    if isinstance(value, bool):
+        return "<span class='ok'>yes</span>" if value else "no"
+    if isinstance(value, datetime):
+        return escape(value.strftime("%Y-%m-%d %H:%M:%S"))
+    if isinstance(value, (list, tuple)):
+        return escape(", ".join(str(v) for v in value))
+    return escape(str(value))
+
+
+def table(rows: list[dict], columns: list[str], empty: str) -> str:
+    if not rows:
+        return f"<p class='muted'>{escape(empty)}</p>"
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(r.get(c))}</td>" for c in columns) + "</tr>"
+                   for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _facts(data: ReportData) -> str:
+    f = data.facts
+    if not f:
+        return "<p class='muted'>No raw_records for this snapshot.</p>"
+    rows = [("snapshot", data.snapshot_id),
+            ("records read", f"{f['raw_record_count']} ({f['data_record_count']} data, "
+                             f"{f['control_record_count']} control)"),
+            ("decoded / quarantined", f"{f['decoded_record_count']} / {f['decode_quarantine_count']}"
+                                      f" (+{f['unreadable_unit_count']} unreadable units)"),
+            ("partitions / files", f"{f['partition_count']} / {f['source_file_count']}"),
+            ("time range", f"{_cell(f['first_record_at'])} .. {_cell(f['last_record_at'])} UTC"),
+            ("groups", f"{len(data.groups)} live, {f['group_id_count']} group ids in records"),
+            ("reconciled", "yes" if f["is_reconciled"] else "NO")]
+    return "<table class='facts'>" + "".join(
+        f"<tr><td>{escape(k)}</td><td>{_cell(v) if k != 'reconciled' else v}</td></tr>"
+        for k, v in rows) + "</table>"
+
+
+def _findings(data: ReportData) -> str:
+    if not data.findings_available:
+        return "<p class='muted'>No findings table in this lake: the audit has not run.</p>"
+    bars = [(f"{r['rule_id']} {r['severity']}", float(r["finding_count"]),
+             SEVERITY_COLORS.get(r["severity"], "#777")) for r in data.findings]
+    return bar_chart(bars, "findings by rule and severity") + table(
+        data.findings, ["rule_id", "severity", "verdict", "finding_count", "group_count",
+                        "first_log_partition", "first_log_offset"], "No findings: every rule passed.")
+
+
+def _downgrade(data: ReportData) -> str:
+    if not data.downgrade_available:
+        return "<p class='muted'>No downgrade_findings table in this lake: the audit has not run.</p>"
+    return table(data.downgrade, ["target_version", "is_ready", "worst_class", "break_count",
+                                  "drop_count", "resurrect_count", "read_as_latest_count",
+                                  "info_count", "affected_group_count", "affected_record_count"],
+                 "No downgrade findings.")
+
+
+def _timelines(data: ReportData) -> str:
+    charts = [step_chart(timeline_series(rows), f"{group}: epochs by log offset", "log offset",
+                         width=540, height=220)
+              for group, rows in data.timelines.items()]
+    more = data.timeline_groups_total - len(data.timelines)
+    note = f"<p class='muted'>{more} more group(s) not drawn.</p>" if more > 0 else ""
+    if not charts:
+        return "<p class='muted'>No epoch changes in this snapshot.</p>"
+    return "<div class='charts'>" + "".join(charts) + "</div>" + note
+
+
+def _lag(data: ReportData) -> str:
+    bars = [(f"{r['group_id']} @ {r['target_assignment_epoch']}", float(r["reconciliation_ms"]),
+             PALETTE[3] if r["is_in_progress"] else PALETTE[0]) for r in data.reconciliations]
+    chart = bar_chart(bars, "reconciliation lag: target epoch written -> last member arrived",
+                      unit=" ms")
+    return (chart or "<p class='muted'>No reconciliations in this snapshot.</p>") + table(
+        data.reconciliations, ["group_id", "target_assignment_epoch", "target_set_at",
+                               "last_member_arrived_at", "arrived_member_count",
+                               "pending_member_count", "reconciliation_ms", "is_in_progress"], "")
+
+
+def _quality(quality: dict | None) -> str:
+    if quality is None:
+        return "<p class='muted'>No quality run for this snapshot (offsetlake quality).</p>"
+    verdict = ("<p class='ok'>every expectation met</p>" if quality["success"]
+               else "<p class='bad'>expectations failed</p>")
+    rows = [{**o, "result": "PASS" if o["success"] else "FAIL"} for o in quality["outcomes"]]
+    failed_first = sorted(rows, key=lambda r: r["success"])
+    docs = quality.get("data_docs")
+    link = f"<p class='muted'>Data Docs: {escape(docs)}</p>" if docs else ""
+    return verdict + table(failed_first, ["result", "suite", "expectation", "column",
+                                          "element_count", "unexpected_count",
+                                          "unexpected_examples"], "") + link
+
+
+def render(data: ReportData, quality: dict | None, now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    sections = [
+        ("Snapshot", _facts(data)),
+        ("Findings", _findings(data)),
+        ("Downgrade readiness", _downgrade(data)),
+        ("Groups", table(data.groups, ["group_id", "group_type", "group_state", "group_epoch",
+                                       "target_assignment_epoch", "generation", "member_count",
+                                       "unconverged_member_count", "pending_revocation_count",
+                                       "committed_partition_count", "is_converged"], "No groups.")),
+        ("Epoch timelines", _timelines(data)),
+        ("Reconciliation lag", _lag(data)),
+        ("Members not converged", table(data.not_converged, [
+            "group_id", "member_id", "member_epoch", "target_assignment_epoch", "epochs_behind",
+            "member_state", "pending_revocation_count"], "Every member is at its target epoch.")),
+        ("Partitions pending revocation", table(data.pending_revocation, [
+            "group_id", "owner_member_id", "topic_name", "partition", "assignment_epoch",
+            "target_member_id"], "None.")),
+        ("Open transactions", table(data.open_transactions, [
+            "group_id", "producer_id", "pending_offset_count", "topic_names", "opened_at"], "None.")),
+        ("Data quality", _quality(quality)),
+    ]
+    body = "".join(f"<section id='{escape(t.lower().replace(' ', '-'))}'><h2>{escape(t)}</h2>{html}"
+                   "</section>" for t, html in sections)
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>offsetlake report {escape(data.snapshot_id)}</title><style>{CSS}</style></head>"
+            f"<body><h1>offsetlake report: snapshot {escape(data.snapshot_id)}</h1>"
+            f"<p class='muted'>generated {now.strftime('%Y-%m-%d %H:%M:%S')} UTC; "
+            f"snapshots in the lake: {escape(', '.join(data.snapshots))}</p>{body}</body></html>")

@@ -1,0 +1,24 @@
+-- Audit findings per rule, severity and verdict: how many, in how many groups, and the log
+-- position of the first one (where to start reading the evidence).
+with ranked as (
+    select
+        *,
+        case severity
+            when 'CRITICAL' then 1 when 'HIGH' then 2 when 'MEDIUM' then 3
+            when 'LOW' then 4 when 'INFO' then 5 else 6
+        end as severity_rank
+    from findings
+)
+
+select
+    snapshot_id,
+    rule_id,
+    severity,
+    severity_rank,
+    verdict,
+    count(*) as finding_count,
+    count(distinct group_id) as group_count,
+    min_by(log_partition, named_struct('p', log_partition, 'o', log_offset)) as first_log_partition,
+    min_by(log_offset, named_struct('p', log_partition, 'o', log_offset)) as first_log_offset
+from ranked
+group by snapshot_id, rule_id, severity, severity_rank, verdict

@@ -1,0 +1,219 @@
+"""Every view in sql/ runs on a hand-written lake (tests/support/operate_lake.py) and answers
+exactly what that lake says; `offsetlake sql` queries them by name and at its prompt."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from jobs.lake.views import register_lake, view_files
+from support.lake_fixture import operate_lake, write_lake
+from support.operate_lake import T0, TABLES
+
+
+def at(seconds: float) -> str:
+    """A timestamp T0 + seconds as Spark's to_json writes it (session time zone UTC)."""
+    ms = T0 + int(seconds * 1000)
+    moment = datetime.fromtimestamp(ms // 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+@pytest.fixture(scope="module")
+def lake(spark, tmp_path_factory):
+    path = operate_lake(spark, tmp_path_factory)
+    register_lake(spark, path)
+    return path
+
+
+def rows(spark, view, columns, snapshot_id="s1", order=None):
+    """``columns`` of ``view`` for one snapshot, as dicts (nulls kept, timestamps as text)."""
+    order = order or columns[:2]
+    df = spark.sql(f"select {', '.join(columns)} from {view} where snapshot_id = '{snapshot_id}' "
+                   f"order by {', '.join(order)}")
+    payload = df.selectExpr("to_json(struct(*), map('ignoreNullFields', 'false')) as j")
+    return [json.loads(r.j) for r in payload.collect()]
+
+
+def test_group_overview(spark, lake):
+    got = rows(spark, "group_overview",
+               ["group_id", "group_state", "static_member_count", "classic_protocol_member_count",
+                "unconverged_member_count", "owned_partition_count", "pending_revocation_count",
+                "committed_partition_count", "last_committed_at", "last_epoch_change_at",
+                "is_assigning", "is_converged"], order=["group_id"])
+    assert got == [
+        dict(group_id="g-assigning", group_state="Assigning", static_member_count=0,
+             classic_protocol_member_count=0, unconverged_member_count=0, owned_partition_count=0,
+             pending_revocation_count=0, committed_partition_count=0, last_committed_at=None,
+             last_epoch_change_at=None, is_assigning=True, is_converged=True),
+        dict(group_id="g-classic", group_state="Stable", static_member_count=0,
+             classic_protocol_member_count=1, unconverged_member_count=0, owned_partition_count=1,
+             pending_revocation_count=0, committed_partition_count=1, last_committed_at=at(20),
+             last_epoch_change_at=at(20), is_assigning=False, is_converged=True),
+        dict(group_id="g-cons", group_state="Reconciling", static_member_count=2,
+             classic_protocol_member_count=0, unconverged_member_count=1, owned_partition_count=3,
+             pending_revocation_count=1, committed_partition_count=2, last_committed_at=at(13),
+             last_epoch_change_at=at(13), is_assigning=False, is_converged=False),
+    ]
+    # s1's members never count against s0's g-cons (target 9).
+    assert rows(spark, "group_overview", ["group_id", "unconverged_member_count", "is_converged"],
+                snapshot_id="s0") == [dict(group_id="g-cons", unconverged_member_count=0,
+                                           is_converged=True)]
+
+
+def test_members_not_converged(spark, lake):
+    got = rows(spark, "members_not_converged",
+               ["group_id", "member_id", "member_epoch", "target_assignment_epoch", "epochs_behind",
+                "pending_revocation_count", "has_pending_revocation", "log_offset"])
+    # m3 (-2, a static member that left) is out of the epoch order; a1 is at its target.
+    assert got == [dict(group_id="g-cons", member_id="m2", member_epoch=4, target_assignment_epoch=5,
+                        epochs_behind=1, pending_revocation_count=1, has_pending_revocation=True,
+                        log_offset=13)]
+    assert rows(spark, "members_not_converged", ["group_id"], snapshot_id="s0") == []
+
+
+def test_long_reconciliations(spark, lake):
+    got = rows(spark, "long_reconciliations",
+               ["group_id", "target_assignment_epoch", "target_set_at", "last_member_arrived_at",
+                "arrived_member_count", "pending_member_count", "reconciliation_ms",
+                "is_superseded", "is_in_progress", "set_log_offset"])
+    assert got == [
+        dict(group_id="g-cons", target_assignment_epoch=4, target_set_at=at(1),
+             last_member_arrived_at=at(3), arrived_member_count=3, pending_member_count=0,
+             reconciliation_ms=2000, is_superseded=True, is_in_progress=False, set_log_offset=11),
+        dict(group_id="g-cons", target_assignment_epoch=5, target_set_at=at(10),
+             last_member_arrived_at=at(12), arrived_member_count=1, pending_member_count=1,
+             reconciliation_ms=2000, is_superseded=False, is_in_progress=True, set_log_offset=21),
+    ]
+
+
+def test_partitions_pending_revocation(spark, lake):
+    got = rows(spark, "partitions_pending_revocation",
+               ["group_id", "owner_member_id", "owner_member_epoch", "owner_member_state",
+                "topic_name", "partition", "assignment_epoch", "target_member_id",
+                "is_unassigned_in_target"])
+    assert got == [dict(group_id="g-cons", owner_member_id="m2", owner_member_epoch=4,
+                        owner_member_state="UNREVOKED_PARTITIONS", topic_name="orders", partition=1,
+                        assignment_epoch=3, target_member_id="m1", is_unassigned_in_target=False)]
+
+
+def test_committed_offsets(spark, lake):
+    got = rows(spark, "committed_offsets",
+               ["group_id", "group_type", "topic_name", "topic_id", "partition", "committed_offset",
+                "committed_at", "expires_at"], order=["group_id", "topic_name", "partition"])
+    # The tombstoned pay-1 is gone; orders' id comes from the assignments naming it.
+    assert got == [
+        dict(group_id="g-classic", group_type="classic", topic_name="pay", topic_id="id-pay",
+             partition=0, committed_offset=7, committed_at=at(20), expires_at=at(3600)),
+        dict(group_id="g-cons", group_type="consumer", topic_name="orders", topic_id="id-orders",
+             partition=0, committed_offset=100, committed_at=at(12), expires_at=None),
+        dict(group_id="g-cons", group_type="consumer", topic_name="orders", topic_id="id-orders",
+             partition=1, committed_offset=50, committed_at=at(13), expires_at=None),
+    ]
+
+
+def test_epoch_timelines(spark, lake):
+    got = rows(spark, "epoch_timelines",
+               ["group_id", "epoch_kind", "member_id", "step", "epoch", "changed_at",
+                "ms_since_previous_step", "is_decrease", "log_offset"],
+               order=["group_id", "epoch_kind", "member_id", "step"])
+    cons = [(r["epoch_kind"], r["member_id"], r["step"], r["epoch"], r["changed_at"],
+             r["ms_since_previous_step"], r["is_decrease"]) for r in got if r["group_id"] == "g-cons"]
+    assert cons == [
+        ("group", None, 1, 4, at(1), None, False), ("group", None, 2, 5, at(10), 9000, False),
+        ("member", "m1", 1, 4, at(1.5), None, False), ("member", "m1", 2, 5, at(12), 10500, False),
+        ("member", "m2", 1, 4, at(3), None, False),
+        ("member", "m3", 1, 4, at(2.5), None, False), ("member", "m3", 2, -2, at(13), 10500, True),
+        ("target_assignment", None, 1, 4, at(1), None, False),
+        ("target_assignment", None, 2, 5, at(10), 9000, False),
+    ]
+    assert [r["log_offset"] for r in got if r["group_id"] == "g-classic"] == [30]
+
+
+def test_findings_summary(spark, lake):
+    got = rows(spark, "findings_summary",
+               ["rule_id", "severity", "severity_rank", "verdict", "finding_count", "group_count",
+                "first_log_partition", "first_log_offset"], order=["severity_rank", "rule_id"])
+    assert got == [
+        dict(rule_id="CG-03", severity="HIGH", severity_rank=2, verdict="VIOLATION", finding_count=2,
+             group_count=2, first_log_partition=0, first_log_offset=21),
+        dict(rule_id="CG-10", severity="INFO", severity_rank=5, verdict="NOTE", finding_count=1,
+             group_count=1, first_log_partition=0, first_log_offset=12),
+    ]
+
+
+def test_downgrade_readiness(spark, lake):
+    got = rows(spark, "downgrade_readiness",
+               ["target_version", "break_count", "drop_count", "read_as_latest_count", "info_count",
+                "affected_record_count", "affected_group_count", "is_ready", "has_warnings",
+                "worst_class"], order=["target_version"])
+    assert got == [
+        dict(target_version="3.9", break_count=0, drop_count=1, read_as_latest_count=1, info_count=0,
+             affected_record_count=6, affected_group_count=2, is_ready=False, has_warnings=True,
+             worst_class="DROP"),
+        dict(target_version="4.0", break_count=1, drop_count=0, read_as_latest_count=0, info_count=0,
+             affected_record_count=4, affected_group_count=1, is_ready=False, has_warnings=False,
+             worst_class="BREAK"),
+        dict(target_version="4.3", break_count=0, drop_count=0, read_as_latest_count=0, info_count=1,
+             affected_record_count=1, affected_group_count=1, is_ready=True, has_warnings=True,
+             worst_class="OK"),
+    ]
+
+
+def test_open_transactions(spark, lake):
+    got = rows(spark, "open_transactions",
+               ["group_id", "producer_id", "offset_count", "pending_offset_count", "topic_names",
+                "opened_at", "last_write_at", "first_log_offset", "last_log_offset"])
+    assert got == [dict(group_id="g-classic", producer_id=7, offset_count=2, pending_offset_count=2,
+                        topic_names=["pay", "refunds"], opened_at=at(40), last_write_at=at(41),
+                        first_log_offset=40, last_log_offset=41)]
+
+
+def test_snapshot_facts(spark, lake):
+    got = rows(spark, "snapshot_facts",
+               ["raw_record_count", "data_record_count", "control_record_count",
+                "decoded_record_count", "decode_quarantine_count", "unreadable_unit_count",
+                "group_id_count", "partition_count", "first_record_at", "last_record_at",
+                "is_reconciled"], order=["snapshot_id"])
+    assert got == [dict(raw_record_count=5, data_record_count=4, control_record_count=1,
+                        decoded_record_count=3, decode_quarantine_count=1, unreadable_unit_count=1,
+                        group_id_count=2, partition_count=2, first_record_at=at(1),
+                        last_record_at=at(42), is_reconciled=True)]
+
+
+def test_every_sql_file_has_a_content_test():
+    untested = [name for name in view_files() if f"test_{name}" not in globals()]
+    assert view_files() and not untested
+
+
+def test_views_answer_empty_on_a_lake_without_audit_tables(spark, lake, tmp_path):
+    small = write_lake(spark, tmp_path / "lake", {"groups": TABLES["groups"]})
+    catalog = register_lake(spark, small)
+    assert catalog.tables == ["groups"] and "findings" in catalog.placeholders
+    assert spark.sql("select * from findings_summary").collect() == []
+    assert spark.sql("select * from downgrade_readiness").collect() == []
+    assert [r.group_id for r in spark.sql("select group_id from group_overview "
+                                          "where snapshot_id = 's1' order by 1").collect()] == \
+        ["g-assigning", "g-classic", "g-cons"]
+    register_lake(spark, lake)  # the other tests' catalog back
+
+
+def test_sql_command_queries_views_by_name_and_at_the_prompt(lake, capsys, monkeypatch):
+    from jobs.cli import main as offsetlake
+
+    assert offsetlake(["sql", "--lake", str(lake), "--format", "json",
+                       "select group_id, epochs_behind from members_not_converged"]) == 0
+    assert [json.loads(l) for l in capsys.readouterr().out.splitlines()] == \
+        [{"group_id": "g-cons", "epochs_behind": 1}]
+    typed = ("select target_version\n  from downgrade_readiness where is_ready;\n\\d\n"
+             "select nope from nowhere;\n\\q\nselect 1;\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    assert offsetlake(["sql", "--lake", str(lake), "--format", "csv"]) == 1  # one statement failed
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[:2] == ["target_version", "4.3"]
+    assert {"group_overview", "findings", "raw_records", "open_transactions"} <= set(lines[2:])
+    assert "1" not in lines  # nothing after \q ran
+    assert "nowhere" in err
