@@ -95,23 +95,54 @@ def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dic
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 
 
+def _segment_items(paths: list[str]):
+    """(segment, item) for every batch or unreadable unit of every segment, in file order."""
+    for seg in list_segments(paths):
+        for item in iter_segment(seg.path):
+            yield seg, item
+
+
+def _item_objects(seg, item, groups, types) -> Iterator[dict]:
+    if not isinstance(item, RecordBatch):
+        yield _unreadable_object(seg.partition, seg.path, item)
+        return
+    for obj, record_type, group in record_objects(seg.partition, item):
+        if types and record_type not in types:
+            continue
+        if groups and group not in groups:
+            continue
+        yield obj
+
+
 def dump_objects(paths: list[str], groups=None, types=None) -> Iterator[dict]:
     """Every object ``dump`` prints, in file and log order, after the --group/--type filters.
 
     Filters keep a record whose type / group (read from its key, even when its value cannot be
     decoded) matches; they drop control records. Unreadable batches and truncated tails are
     always printed: nobody can tell which groups their records belonged to."""
-    for seg in list_segments(paths):
-        for item in iter_segment(seg.path):
-            if not isinstance(item, RecordBatch):
-                yield _unreadable_object(seg.partition, seg.path, item)
+    for seg, item in _segment_items(paths):
+        yield from _item_objects(seg, item, groups, types)
+
+
+def dump_lines(paths: list[str], groups=None, types=None) -> Iterator[str]:
+    """``dump_objects`` rendered as JSON lines (no newline), byte for byte; offset commits take
+    the columnar fast path (:mod:`decoders.dump_fast`), everything else the objects above."""
+    from decoders.dump_fast import CHUNK_RECORDS, fast_lines
+
+    chunk: list = []
+    size = 0
+    for seg, item in _segment_items(paths):
+        if isinstance(item, RecordBatch) and not item.is_control:
+            chunk.append((seg, item))
+            size += len(item.records)
+            if size < CHUNK_RECORDS:
                 continue
-            for obj, record_type, group in record_objects(seg.partition, item):
-                if types and record_type not in types:
-                    continue
-                if groups and group not in groups:
-                    continue
-                yield obj
+        yield from fast_lines(chunk, groups, types, describe_record)
+        chunk, size = [], 0
+        if not (isinstance(item, RecordBatch) and not item.is_control):
+            for obj in _item_objects(seg, item, groups, types):
+                yield dumps(obj)
+    yield from fast_lines(chunk, groups, types, describe_record)
 
 
 def text_line(obj: dict) -> str:

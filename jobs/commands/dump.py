@@ -42,14 +42,17 @@ def run(args: argparse.Namespace) -> int:
         if not os.path.exists(p):
             print(f"offsetlake dump: {p}: no such file or directory", file=sys.stderr)
             return EXIT_USAGE
-    from decoders.dump import dump_objects, text_line
-    from decoders.kafka_json import dumps
+    from decoders.dump import dump_lines, dump_objects, text_line
 
-    render = dumps if args.format == "jsonl" else text_line
+    groups, types = set(args.group or ()), set(args.type or ())
+    if args.format == "jsonl":
+        lines = dump_lines(args.paths, groups, types)
+    else:
+        lines = (text_line(obj) for obj in dump_objects(args.paths, groups, types))
     out = sys.stdout
     try:
-        for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ())):
-            out.write(render(obj))
+        for line in lines:
+            out.write(line)
             out.write("\n")
         out.flush()
     except BrokenPipeError:  # `offsetlake dump ... | head` is normal use
