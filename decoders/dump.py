@@ -94,6 +94,38 @@ def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dic
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 
 
+def _segment_items(paths: list[str], tally: dict):
+    """(segment, item) for every batch or unreadable unit of every segment, in file order,
+    counted into ``tally`` as they are read."""
+    for seg in list_segments(paths):
+        for item in iter_segment(seg.path):
+            if isinstance(item, RecordBatch):
+                tally["records"] += len(item.records)
+                tally["recovered"] += len(item.records) if item.recovered else 0
+            else:
+                tally["unreadable"] += 1
+            yield seg, item
+
+
+def _item_objects(seg, item, groups, types) -> Iterator[dict]:
+    if not isinstance(item, RecordBatch):
+        yield _unreadable_object(seg.partition, seg.path, item)
+        return
+    for obj, record_type, group in record_objects(seg.partition, item):
+        if types and record_type not in types:
+            continue
+        if groups and group not in groups:
+            continue
+        yield obj
+
+
+def _tally(tally: dict | None) -> dict:
+    tally = {} if tally is None else tally
+    for key in ("records", "recovered", "unreadable"):
+        tally.setdefault(key, 0)
+    return tally
+
+
 def dump_objects(paths: list[str], groups=None, types=None,
                  tally: dict | None = None) -> Iterator[dict]:
     """Every object ``dump`` prints, in file and log order, after the --group/--type filters.
@@ -103,23 +135,38 @@ def dump_objects(paths: list[str], groups=None, types=None,
     always printed: nobody can tell which groups their records belonged to. Records read only
     because the reader resynchronised after damage carry ``"recovered": true``; ``tally`` (if
     given) counts ``records``, ``recovered`` and ``unreadable`` units as they are read."""
-    tally = {} if tally is None else tally
-    for key in ("records", "recovered", "unreadable"):
-        tally.setdefault(key, 0)
-    for seg in list_segments(paths):
-        for item in iter_segment(seg.path):
-            if not isinstance(item, RecordBatch):
-                tally["unreadable"] += 1
-                yield _unreadable_object(seg.partition, seg.path, item)
+    tally = _tally(tally)
+    for seg, item in _segment_items(paths, tally):
+        yield from _item_objects(seg, item, groups, types)
+
+
+def _fast(item) -> bool:
+    """Batches the columnar path renders: plain data batches (recovered ones are marked, so they
+    take the objects path)."""
+    return isinstance(item, RecordBatch) and not item.is_control and not item.recovered
+
+
+def dump_lines(paths: list[str], groups=None, types=None,
+               tally: dict | None = None) -> Iterator[str]:
+    """``dump_objects`` rendered as JSON lines (no newline), byte for byte; offset commits take
+    the columnar fast path (:mod:`decoders.dump_fast`), everything else the objects above."""
+    from decoders.dump_fast import CHUNK_RECORDS, fast_lines
+
+    tally = _tally(tally)
+    chunk: list = []
+    size = 0
+    for seg, item in _segment_items(paths, tally):
+        if _fast(item):
+            chunk.append((seg, item))
+            size += len(item.records)
+            if size < CHUNK_RECORDS:
                 continue
-            tally["records"] += len(item.records)
-            tally["recovered"] += len(item.records) if item.recovered else 0
-            for obj, record_type, group in record_objects(seg.partition, item):
-                if types and record_type not in types:
-                    continue
-                if groups and group not in groups:
-                    continue
-                yield obj
+        yield from fast_lines(chunk, groups, types, describe_record)
+        chunk, size = [], 0
+        if not _fast(item):
+            for obj in _item_objects(seg, item, groups, types):
+                yield dumps(obj)
+    yield from fast_lines(chunk, groups, types, describe_record)
 
 
 def text_line(obj: dict) -> str:

@@ -44,15 +44,18 @@ def run(args: argparse.Namespace) -> int:
     refused = check_inputs("dump", args.paths, captures=False)
     if refused is not None:
         return refused
-    from decoders.dump import dump_objects, text_line
-    from decoders.kafka_json import dumps
+    from decoders.dump import dump_lines, dump_objects, text_line
 
-    render = dumps if args.format == "jsonl" else text_line
-    out = sys.stdout
+    groups, types = set(args.group or ()), set(args.type or ())
     tally: dict = {}
+    if args.format == "jsonl":
+        lines = dump_lines(args.paths, groups, types, tally)
+    else:
+        lines = (text_line(obj) for obj in dump_objects(args.paths, groups, types, tally))
+    out = sys.stdout
     try:
-        for obj in dump_objects(args.paths, set(args.group or ()), set(args.type or ()), tally):
-            out.write(render(obj))
+        for line in lines:
+            out.write(line)
             out.write("\n")
         out.flush()
     except BrokenPipeError:  # `offsetlake dump ... | head` is normal use

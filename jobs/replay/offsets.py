@@ -38,15 +38,13 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
         for txn in store.open_transactions.values():
             txn.pending.pop(offset_key, None)
         return
-    ctx.simple_group(group_id)
     entry = OffsetEntry(
         committed_offset=value["offset"], leader_epoch=_present(value.get("leaderEpoch", -1)),
         metadata=value.get("metadata", ""), commit_timestamp=value.get("commitTimestamp"),
         expire_timestamp=_present(value.get("expireTimestamp", -1)),
         topic_id=_topic_id(value.get("topicId")), position=ctx.position,
         producer_id=event.producer_id, commit_row=row_index)
-    if entry.topic_id is not None:
-        ctx.topic_names.setdefault(entry.topic_id, offset_key[0])
+    note_commit(ctx, group_id, offset_key[0], entry.topic_id)
     if not is_pending:
         store.main[offset_key] = entry
         row["is_installed"] = True
@@ -60,6 +58,16 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
     txn.commit_rows.append(row_index)
     txn.offset_count += 1
     row["outcome"] = "open"
+
+
+def note_commit(ctx: ReplayContext, group_id: str, topic: str, topic_id: uuid.UUID | None) -> None:
+    """What an offset commit (not a tombstone) changes outside the offset store: it creates a
+    simple group when the id is unknown, and names its topic id unless something named it first.
+    The Spark job replays the offset store in SQL and calls only this for the commits that can
+    change either (the first after each group tombstone, the first per topic id)."""
+    ctx.simple_group(group_id)
+    if topic_id is not None:
+        ctx.topic_names.setdefault(topic_id, topic)
 
 
 def apply_marker(ctx: ReplayContext, group_id: str) -> None:

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from jobs.lake import RAW_RECORDS, read_snapshot, read_table, replace_snapshot
 from jobs.lake.findings import FINDINGS, findings_ddl
-from jobs.stages.replay import arrow_events, replay_events
+from jobs.stages.group_events import arrow_events, group_event_rows
 
 OUTPUT_DDL = "row string"
 RECORDS = "records"
@@ -95,7 +95,7 @@ def audit_snapshot(records, raw, snapshot_id: str, *, regime: str | None = None,
     regime = regime or snapshot_regime(records)
     snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
-    found = replay_events(records, raw).groupBy("partition", "group_id").applyInArrow(
+    found = group_event_rows(records, raw).groupBy("partition", "group_id").applyInArrow(
         body, OUTPUT_DDL)
     return (found.select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))

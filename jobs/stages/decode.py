@@ -51,6 +51,16 @@ def decode_snapshot(raw):
     return decoded
 
 
+def staged_columns(decoded):
+    """Decode output as staged for the later steps: raw bytes kept only where still needed
+    (rows that failed, for quarantine; membership records, for the Python group replay)."""
+    from pyspark.sql import functions as F
+
+    keep = F.col("error_reason").isNotNull() | ~F.col("record_type").isin(0, 1)
+    return decoded.select(*[F.when(keep, F.col(c)).alias(c) if c in ("key", "value") else F.col(c)
+                            for c in decoded.columns])
+
+
 def records_columns():
     """The ``records`` table's columns, in order (value as VARIANT)."""
     from pyspark.sql import functions as F

@@ -1,105 +1,129 @@
-"""Replay stage in Spark: decoded records → the group-history tables, parallel across groups.
+"""Replay stage in Spark: the group state machine in Python, per group, on the few records it needs.
 
-Each group lives in one partition, so its log order is total: rows are grouped by
-``(partition, group_id)`` and each group is replayed by :func:`jobs.replay.replay_group` on an
-executor (``applyInArrow``). A group is also given the COMMIT/ABORT markers of its partition
-whose producer wrote transactional offsets for it, which is all a marker can affect. Replay
-rows travel back as JSON strings tagged with their table and are typed again with the column
-contract of :data:`jobs.replay.TABLE_COLUMNS`.
-
-Each group also sends back the topic id/name pairs it learned (side table ``topic_names``);
-:func:`table_rows` names every group's assignment rows from all of them (``jobs.replay.topics``).
+Offset commits are replayed in SQL (:mod:`jobs.stages.offsets`); what they change elsewhere is
+reduced to *touches* (the first commit after each group tombstone, the first naming each topic
+id). Each ``(partition, group_id)`` is replayed by :func:`jobs.replay.apply_event` on an
+executor (``applyInArrow``) over its membership records (types 2-24, decoded from their bytes
+there) and its touches; so one group's millions of commits never reach Python. Rows come back as
+typed Arrow in one wide schema (:data:`GROUP_TABLES` plus ``topic_ids``, the group's topic-name
+→ id map the ``offsets`` table needs), tagged with their table.
 """
 
 from __future__ import annotations
 
-import json
+import uuid
 
 import pyarrow as pa
 
 from decoders.codec import decode_record
-from jobs.replay import TABLE_COLUMNS, ReplayEvent, replay_group
-from jobs.replay.topics import RESOLVED_TABLES, TOPIC_NAME_COLUMNS, TOPIC_NAMES, topic_name_rows
+from jobs.replay import TABLE_COLUMNS, ReplayEvent, apply_event
+from jobs.replay.context import ReplayContext
+from jobs.replay.offsets import note_commit
+from jobs.replay.tables import build_tables
+from jobs.replay.topics import RESOLVED_TABLES
 
-EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
-                 "control_type", "key", "value")
-OUTPUT_DDL = "table string, row string"
+GROUP_TABLES = ("groups", "members", "member_assignments", "target_assignments", "epochs",
+                "violations")
+TOPIC_IDS = "topic_ids"
+TOPIC_ID_COLUMNS = [("group_id", "string"), ("topic_name", "string"),
+                    ("lookup_topic_id", "string"), ("log_partition", "int")]
+EVENT_DDL = ("partition int, group_id string, offset bigint, timestamp bigint, producer_id bigint, "
+             "is_transactional boolean, key binary, value binary, topic string, "
+             "topic_id_bytes binary")
+_ARROW = {"string": pa.string(), "boolean": pa.bool_(), "int": pa.int32(), "bigint": pa.int64(),
+          "array<string>": pa.list_(pa.string())}
 
 
-def arrow_events(events: pa.Table) -> list[ReplayEvent]:
-    """One group's event rows (any order) as replay events in log order, records decoded."""
-    rows = sorted(events.select(list(EVENT_COLUMNS)).to_pylist(), key=lambda r: r["offset"])
-    replay_events = []
+def _wide_columns() -> list[tuple[str, str]]:
+    columns: dict[str, str] = {"table": "string"}
+    for table in GROUP_TABLES:
+        for name, dtype in TABLE_COLUMNS[table]:
+            if columns.setdefault(name, dtype) != dtype:
+                raise ValueError(f"column {name} has two types across the replay tables")
+    for name, dtype in TOPIC_ID_COLUMNS:
+        columns.setdefault(name, dtype)
+    return list(columns.items())
+
+
+WIDE_COLUMNS = _wide_columns()
+WIDE_SCHEMA = pa.schema([pa.field(name, _ARROW[dtype]) for name, dtype in WIDE_COLUMNS])
+WIDE_DDL = ", ".join(f"`{name}` {dtype}" for name, dtype in WIDE_COLUMNS)
+
+
+def replay_group_arrow(events: pa.Table) -> pa.Table:
+    """applyInArrow body: one group's membership records and touches → typed wide rows."""
+    rows = sorted(events.to_pylist(), key=lambda r: r["offset"])
+    ctx = ReplayContext()
     for r in rows:
-        record = None if r["control_type"] else decode_record(r["key"], r["value"])
-        # A capture cannot see producer ids (null): its records are read_committed, so they
-        # replay as the non-transactional writes they now are.
         producer_id = -1 if r["producer_id"] is None else r["producer_id"]
-        replay_events.append(ReplayEvent(r["partition"], r["offset"], r["timestamp"],
-                                         producer_id, bool(r["is_transactional"]),
-                                         r["control_type"], record))
-    return replay_events
+        if r["key"] is None:  # a touch: what a commit does outside the offset store
+            ctx.event = ReplayEvent(r["partition"], r["offset"], r["timestamp"], producer_id,
+                                    bool(r["is_transactional"]), None, None)
+            tid = r["topic_id_bytes"]
+            note_commit(ctx, r["group_id"], r["topic"],
+                        None if tid is None or tid == bytes(16) else uuid.UUID(bytes=tid))
+            continue
+        apply_event(ctx, ReplayEvent(r["partition"], r["offset"], r["timestamp"], producer_id,
+                                     bool(r["is_transactional"]), None,
+                                     decode_record(r["key"], r["value"])))
+    tables = build_tables(ctx)
+    out: list[dict] = []
+    for table in GROUP_TABLES:
+        out.extend(dict(row, table=table) for row in tables[table])
+    if rows:
+        partition, group_id = rows[0]["partition"], rows[0]["group_id"]
+        for name in dict.fromkeys(ctx.topic_names.values()):
+            tid = ctx.topic_id(name)
+            out.append({"table": TOPIC_IDS, "group_id": group_id, "topic_name": name,
+                        "lookup_topic_id": None if tid is None else str(tid),
+                        "log_partition": partition})
+    return pa.table({f.name: pa.array([row.get(f.name) for row in out], f.type)
+                     for f in WIDE_SCHEMA}, schema=WIDE_SCHEMA)
 
 
-def replay_arrow(events: pa.Table) -> pa.Table:
-    """applyInArrow body: one group's events (any order) → (table, row JSON) pairs."""
-    result = replay_group(arrow_events(events))
-    names, payloads = [], []
-    tables = {**result.tables, TOPIC_NAMES: topic_name_rows(result.topic_names)}
-    for table, table_rows in tables.items():
-        for row in table_rows:
-            names.append(table)
-            payloads.append(json.dumps(row, default=str, ensure_ascii=False))
-    return pa.table({"table": pa.array(names, pa.string()), "row": pa.array(payloads, pa.string())})
-
-
-def table_ddl(table: str) -> str:
-    columns = TOPIC_NAME_COLUMNS if table == TOPIC_NAMES else TABLE_COLUMNS[table]
-    return ", ".join(f"`{name}` {dtype}" for name, dtype in columns)
-
-
-def replay_events(records, raw):
-    """The per-group event rows: decoded data records plus the markers that concern each group."""
+def group_events(membership, touches):
+    """One DataFrame of replay input: membership rows (with raw key/value) and touch rows."""
     from pyspark.sql import functions as F
 
-    data = (records.select("snapshot_id", "partition", "offset", "group_id")
-            .join(raw.select("snapshot_id", "partition", "offset", "timestamp", "producer_id",
-                             "is_transactional", "control_type", "key", "value"),
-                  ["snapshot_id", "partition", "offset"]))
-    producers = (data.where(F.col("producer_id") != -1)
-                 .groupBy("partition", "group_id", "producer_id").count().drop("count"))
-    markers = (raw.where(F.col("is_control") & F.col("control_type").isin("COMMIT", "ABORT"))
-               .select("partition", "offset", "timestamp", "producer_id", "is_transactional",
-                       "control_type", "key", "value")
-               .join(producers, ["partition", "producer_id"]))
-    return data.drop("snapshot_id").unionByName(markers)
+    records = membership.select(
+        "partition", "group_id", "offset", "timestamp", "producer_id", "is_transactional", "key",
+        "value", F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast("binary").alias("topic_id_bytes"))
+    touched = touches.select(
+        "partition", "group_id", "offset", "timestamp", F.lit(-1).cast("long").alias("producer_id"),
+        F.lit(False).alias("is_transactional"), F.lit(None).cast("binary").alias("key"),
+        F.lit(None).cast("binary").alias("value"), "topic", "topic_id_bytes")
+    return records.unionByName(touched)
 
 
-def replay_snapshot(records, raw):
-    """A DataFrame of (table, row JSON) for every replay output row of the snapshot."""
-    events = replay_events(records, raw)
-    return events.groupBy("partition", "group_id").applyInArrow(replay_arrow, OUTPUT_DDL)
+def replay_groups(membership, touches):
+    """The wide typed rows of every group table (and ``topic_ids``) of the snapshot."""
+    events = group_events(membership, touches)
+    return events.groupBy("partition", "group_id").applyInArrow(replay_group_arrow, WIDE_DDL)
 
 
-def table_rows(replayed, table: str, snapshot_id: str):
-    """The typed rows of one replay table, with ``snapshot_id`` in front."""
+def table_rows(wide, table: str, snapshot_id: str):
+    """The rows of one group table, with ``snapshot_id`` in front."""
     from pyspark.sql import functions as F
 
-    rows = (replayed.where(F.col("table") == table)
-            .select(F.from_json("row", table_ddl(table)).alias("r"))
-            .select(F.lit(snapshot_id).alias("snapshot_id"), "r.*"))
-    if table not in RESOLVED_TABLES:
-        return rows
-    return _named(rows, replayed)
+    columns = TOPIC_ID_COLUMNS if table == TOPIC_IDS else TABLE_COLUMNS[table]
+    names = [name for name, _ in columns]
+    selected = wide.where(F.col("table") == table).select(*names)
+    if table == TOPIC_IDS:
+        return selected
+    if table in RESOLVED_TABLES:
+        selected = _named(selected, wide, names)
+    return selected.select(F.lit(snapshot_id).alias("snapshot_id"), *names)
 
 
-def _named(rows, replayed):
-    """Fill a null ``topic_name`` from any group's learned pair for the same topic id."""
+def _named(rows, wide, names: list[str]):
+    """A topic id names one topic in a cluster: fill a null ``topic_name`` from the pair any
+    group learned (:mod:`jobs.replay.topics`), so a group that never commits is named too."""
     from pyspark.sql import functions as F
 
-    learned = (replayed.where(F.col("table") == TOPIC_NAMES)
-               .select(F.from_json("row", table_ddl(TOPIC_NAMES)).alias("r"))
-               .groupBy("r.topic_id").agg(F.min("r.topic_name").alias("learned_name")))
-    columns = [F.coalesce("topic_name", "learned_name").alias(c) if c == "topic_name" else c
-               for c in rows.columns]
-    return rows.join(learned, "topic_id", "left").select(*columns)
+    learned = (wide.where((F.col("table") == TOPIC_IDS) & F.col("lookup_topic_id").isNotNull())
+               .groupBy(F.col("lookup_topic_id").alias("topic_id"))
+               .agg(F.min("topic_name").alias("learned_name")))
+    return rows.join(learned, "topic_id", "left").select(
+        *[F.coalesce("topic_name", "learned_name").alias(c) if c == "topic_name" else c
+          for c in names])

@@ -1,0 +1,201 @@
+"""Offset commits (95% of records) replayed in Spark SQL, exactly as :mod:`jobs.replay.offsets`.
+
+Why SQL can do it: every effect on one key ``(group, topic, partition)`` is a write at an *effect
+time* ``e``: a tombstone or a non-transactional commit at its own offset, a transactional commit
+at its COMMIT marker ``m`` (an ABORT or no marker: never). The store then holds, for each key, the
+candidate (commit with an effect) of greatest log offset after the key's last tombstone (a
+tombstone also drops the key from open transactions, so earlier pending commits cannot come
+back). A transactional commit at ``o`` is installed by its marker iff it is still pending there
+and nothing installed since is newer: iff no later record of the key has ``e <= m`` (a
+tombstone, a newer commit, the same producer's newer pending commit, a transaction committed
+earlier). The one ordered pass per key is a window; markers reach their commits through a
+broadcast list per ``(partition, producer)``; group tombstones likewise, to find the commits the
+Python state machine still needs (see :func:`touches`).
+"""
+
+from __future__ import annotations
+
+from jobs.replay.events import ABORT, COMMIT
+
+INFINITE = 2 ** 62
+COMMIT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
+                  "group_id", "topic", "topic_partition", "committed_offset", "leader_epoch",
+                  "metadata", "commit_timestamp", "expire_timestamp", "topic_id", "record_type",
+                  "value_version", "is_tombstone")
+
+
+def _uuid_text(col):
+    """16 bytes → ``str(uuid.UUID)``; null for null or the all-zero id (as replay's _topic_id)."""
+    from pyspark.sql import functions as F
+
+    h = F.lower(F.hex(col))
+    text = F.concat_ws("-", h.substr(1, 8), h.substr(9, 4), h.substr(13, 4), h.substr(17, 4),
+                       h.substr(21, 12))
+    return F.when(col.isNull() | (h == F.lit("0" * 32)), F.lit(None)).otherwise(text)
+
+
+def _none_if_minus_one(col):
+    from pyspark.sql import functions as F
+
+    return F.when(col == -1, F.lit(None)).otherwise(col)
+
+
+def _with_markers(commits, markers):
+    """Each pending commit gets its producer's next COMMIT/ABORT marker in the partition."""
+    from pyspark.sql import functions as F
+
+    lists = (markers.groupBy("partition", F.col("producer_id").alias("pid"))
+             .agg(F.sort_array(F.collect_list(F.struct(F.col("offset").alias("m"),
+                                                       F.col("control_type").alias("ctype"))))
+                  .alias("markers")))
+    joined = commits.join(F.broadcast(lists), ["partition", "pid"], "left")
+    pending = ~F.col("is_tombstone") & (F.col("pid") != -1)
+    nxt = F.get(F.filter("markers", lambda x: x["m"] > F.col("offset")), 0)
+    return (joined.withColumn("m", F.when(pending, nxt["m"]))
+            .withColumn("ctype", F.when(pending, nxt["ctype"])).drop("markers"))
+
+
+def resolve_commits(records, markers):
+    """Every offset-commit row with its replay outcome and the helper columns later steps use.
+
+    ``records``: decoded rows (staged decode output) of record types 0/1; ``markers``: the
+    snapshot's COMMIT/ABORT control rows (``partition``, ``offset``, ``producer_id``,
+    ``control_type``)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    c = records.select(*COMMIT_COLUMNS).withColumn(
+        "pid", F.coalesce("producer_id", F.lit(-1)).cast("long"))
+    c = _with_markers(c, markers.where(F.col("control_type").isin(COMMIT, ABORT)))
+    tomb, pending = F.col("is_tombstone"), ~F.col("is_tombstone") & (F.col("pid") != -1)
+    e = (F.when(tomb | (F.col("pid") == -1), F.col("offset"))
+         .when(F.col("ctype") == COMMIT, F.col("m")))
+    c = c.withColumn("e", e)
+    key = Window.partitionBy("partition", "group_id", "topic", "topic_partition")
+    ordered = key.orderBy("offset")
+    after = ordered.rowsBetween(1, Window.unboundedFollowing)
+    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
+    candidate = ~tomb & F.col("e").isNotNull()
+    c = (c.withColumn("next_e", F.min("e").over(after))
+         .withColumn("prev_tomb", F.max(F.when(tomb, F.col("offset"))).over(before))
+         .withColumn("last_tomb", F.max(F.when(tomb, F.col("offset"))).over(key))
+         .withColumn("final_pos", F.max(F.when(candidate, F.col("offset"))).over(key))
+         .withColumn("next_tomb", F.min(F.when(tomb, F.col("offset"))).over(after))
+         .withColumn("next_same", F.min(F.when(~tomb, F.col("offset"))).over(
+             Window.partitionBy("partition", "group_id", "topic", "topic_partition", "pid")
+             .orderBy("offset").rowsBetween(1, Window.unboundedFollowing))))
+    m = F.col("m")
+    installed = F.coalesce((F.coalesce("next_e", F.lit(INFINITE)) > m)
+                           & (F.col("ctype") == COMMIT), F.lit(False))
+    still_pending = ((F.coalesce("next_tomb", F.lit(INFINITE)) > m)
+                     & (F.coalesce("next_same", F.lit(INFINITE)) > m))
+    outcome = (F.when(tomb, "tombstone").when(F.col("pid") == -1, "non_transactional")
+               .when(F.col("ctype") == COMMIT, "committed").when(F.col("ctype") == ABORT, "aborted")
+               .otherwise("open"))
+    return c.select(
+        "group_id", "topic", F.col("topic_partition").alias("partition"), "committed_offset",
+        _none_if_minus_one(F.col("leader_epoch")).alias("leader_epoch"), "metadata",
+        "commit_timestamp", _none_if_minus_one(F.col("expire_timestamp")).alias("expire_timestamp"),
+        _uuid_text(F.col("topic_id")).alias("topic_id"), F.col("record_type").cast("int"),
+        F.col("value_version").cast("int"), "is_tombstone", F.col("pid").alias("producer_id"),
+        F.coalesce("is_transactional", F.lit(False)).alias("is_transactional"),
+        outcome.alias("outcome"),
+        F.when(pending, installed).otherwise(F.lit(True)).alias("is_installed"),
+        F.when(pending, m).alias("marker_log_offset"),
+        F.col("partition").alias("log_partition"), F.col("offset").alias("log_offset"),
+        F.col("timestamp").alias("log_timestamp"),
+        # helpers for offsets / transactions / violations / touches
+        (candidate & (F.col("offset") == F.col("final_pos"))
+         & (F.col("offset") > F.coalesce("last_tomb", F.lit(-1)))).alias("is_final"),
+        (pending & (F.col("ctype") == COMMIT) & still_pending & ~installed).alias("is_skipped"),
+        "e", "prev_tomb", "ctype", F.col("topic_id").alias("topic_id_bytes"))
+
+
+def offset_commit_rows(resolved, columns):
+    return resolved.select(*columns)
+
+
+def offset_rows(resolved, topic_ids, columns):
+    """The final store: one row per key, topic id from the commit or else named by the group's
+    replay (``topic_ids``: partition, group_id, topic, lookup_topic_id)."""
+    from pyspark.sql import functions as F
+
+    final = resolved.where("is_final").withColumn(
+        "is_transactional", F.col("producer_id") != -1)
+    names = topic_ids.select(F.col("log_partition").alias("t_partition"),
+                             F.col("group_id").alias("t_group"), F.col("topic_name").alias("t_topic"),
+                             "lookup_topic_id")
+    joined = final.join(names, (F.col("log_partition") == F.col("t_partition"))
+                        & (F.col("group_id") == F.col("t_group"))
+                        & (F.col("topic") == F.col("t_topic")), "left")
+    return joined.select(*[F.coalesce("topic_id", "lookup_topic_id").alias(c)
+                           if c == "topic_id" else F.col(c) for c in columns])
+
+
+def transaction_rows(resolved):
+    from pyspark.sql import functions as F
+
+    pending = resolved.where(~F.col("is_tombstone") & (F.col("producer_id") != -1))
+    return (pending.groupBy("log_partition", "group_id", "producer_id", "marker_log_offset", "ctype")
+            .agg(F.min("log_offset").alias("first_log_offset"),
+                 F.max("log_offset").alias("last_log_offset"),
+                 F.count(F.lit(1)).cast("int").alias("offset_count"))
+            .select("group_id", "producer_id", "first_log_offset", "last_log_offset",
+                    "marker_log_offset", F.coalesce("ctype", F.lit("OPEN")).alias("outcome"),
+                    "offset_count", "log_partition",
+                    F.coalesce("marker_log_offset", "first_log_offset").alias("log_offset")))
+
+
+def violation_rows(resolved):
+    """TX-FLAG (producer id and transactional bit disagree) and TX-02 (a COMMIT skips an offset
+    older than the installed one); the installed offset is found by a join on the few skips."""
+    from pyspark.sql import functions as F
+
+    pending = F.col("producer_id") != -1
+    flag = resolved.where(pending != F.col("is_transactional")).select(
+        F.lit("TX-FLAG").alias("rule_id"), F.lit("MEDIUM").alias("severity"), "group_id",
+        F.lit(None).cast("string").alias("member_id"),
+        F.format_string("producer id %d with is_transactional=%s; replayed by producer id as the "
+                        "coordinator does", "producer_id",
+                        F.when(F.col("is_transactional"), "True").otherwise("False")).alias("message"),
+        "log_partition", "log_offset")
+    key = ["log_partition", "group_id", "topic", "partition"]
+    skips = resolved.where("is_skipped").select(
+        *key, "producer_id", F.col("log_offset").alias("o"), F.col("marker_log_offset").alias("m"),
+        F.coalesce("prev_tomb", F.lit(-1)).alias("d"))
+    cands = resolved.where(~F.col("is_tombstone") & F.col("e").isNotNull()).select(
+        *key, F.col("log_offset").alias("c_pos"), F.col("e").alias("c_e"))
+    installed = (F.broadcast(skips).join(cands, key)
+                 .where((F.col("c_e") < F.col("m")) & (F.col("c_pos") > F.col("d")))
+                 .groupBy(*key, "producer_id", "o", "m").agg(F.max("c_pos").alias("at")))
+    tx02 = installed.select(
+        F.lit("TX-02").alias("rule_id"), F.lit("INFO").alias("severity"), "group_id",
+        F.lit(None).cast("string").alias("member_id"),
+        F.format_string("COMMIT of producer %d skips %s-%d: pending record at offset %d is older "
+                        "than the installed one at %d", "producer_id", "topic", "partition", "o",
+                        "at").alias("message"),
+        "log_partition", F.col("m").alias("log_offset"))
+    return flag.unionByName(tx02)
+
+
+def touches(resolved, group_tombstones):
+    """The commits the Python group replay must see (:func:`jobs.replay.offsets.note_commit`):
+    the first commit of a group after each of its tombstones (group_tombstones: partition,
+    group_id, offset of membership tombstones) and the first commit naming each topic id."""
+    from pyspark.sql import functions as F
+
+    commits = resolved.where(~F.col("is_tombstone")).select(
+        F.col("log_partition").alias("partition"), "group_id", F.col("log_offset").alias("offset"),
+        F.col("log_timestamp").alias("timestamp"), "topic", "topic_id_bytes")
+    lists = group_tombstones.groupBy("partition", "group_id").agg(
+        F.collect_list("offset").alias("tombs"))
+    interval = F.size(F.filter(F.coalesce("tombs", F.array().cast("array<bigint>")),
+                               lambda t: t < F.col("offset")))
+    first = F.min(F.struct("offset", "timestamp", "topic", "topic_id_bytes")).alias("t")
+    per_interval = (commits.join(F.broadcast(lists), ["partition", "group_id"], "left")
+                    .groupBy("partition", "group_id", interval.alias("i")).agg(first))
+    has_id = F.col("topic_id_bytes").isNotNull() & (F.hex("topic_id_bytes") != F.lit("0" * 32))
+    per_topic_id = commits.where(has_id).groupBy("partition", "group_id", "topic_id_bytes").agg(first)
+    both = per_interval.select("partition", "group_id", "t.*").unionByName(
+        per_topic_id.select("partition", "group_id", "t.*"))
+    return both.dropDuplicates(["partition", "group_id", "offset"])

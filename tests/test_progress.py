@@ -1,0 +1,33 @@
+"""Progress lines of long runs: stage, records done, rate and ETA; nothing off a terminal."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from jobs.stages.progress import Progress
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_silent_when_the_stream_is_not_a_terminal():
+    stream = io.StringIO()
+    with Progress(None, stream) as progress:
+        progress.stage("decode")
+    assert not progress.enabled and stream.getvalue() == ""
+
+
+def test_enabled_on_a_terminal_and_the_line_names_stage_records_rate_and_eta():
+    progress = Progress(None, _Terminal(), enabled=None)
+    progress.total = 2_000_000
+    progress.label = "replay: offsets (SQL)"
+    progress.started -= 10  # ten seconds into the stage
+    line = progress.line(0.25)
+    assert progress.enabled
+    assert line.startswith("replay: offsets (SQL): 500,000/2,000,000 records, ")
+    rate = int(re.search(r"([\d,]+) records/s", line).group(1).replace(",", ""))
+    eta = int(re.search(r"ETA (\d+)s", line).group(1))
+    assert 45_000 <= rate <= 50_000 and 29 <= eta <= 34
