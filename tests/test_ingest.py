@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from decoders.log.writer import encode_batch
 from jobs.lake.bronze import RAW_RECORDS_SCHEMA
-from jobs.stages.ingest import ingest, plan_ranges
+from jobs.stages.ingest import ingest, plan_tasks
 from jobs.lake import read_table
 from jobs.stages.segment_rows import ACCOUNTING, QUARANTINE, RECORD, RangeTask, read_range
 from support.snapshot_factory import (offset_commit_key, offset_commit_value, transactional_pair,
@@ -75,8 +75,8 @@ def test_read_range_keeps_every_record_and_quarantines_the_rest(small_snapshot):
 
 def test_ranges_split_files_and_cover_every_byte(small_snapshot):
     root, info = small_snapshot
-    tasks, total = plan_ranges([str(root)], range_bytes=100)
-    assert total == info["p0_size"] + info["p1_size"]
+    tasks, files, total = plan_tasks([str(root)], range_bytes=100)
+    assert (files, total) == (2, info["p0_size"] + info["p1_size"])
     by_file: dict[str, list[tuple[int, int]]] = {}
     for t in tasks:
         by_file.setdefault(t.source_file, []).append((t.start, t.end))
@@ -161,3 +161,13 @@ def test_million_record_snapshot_reconciles_and_reruns_unchanged(spark, tmp_path
     version_rows = table.count()
     again = ingest(spark, lake, [str(snap.root)], "big", range_bytes=32 << 20)
     assert again.reconciled and read_table(spark, lake, "raw_records").count() == version_rows == n
+
+
+def test_an_empty_segment_is_a_file_without_ranges(small_snapshot, tmp_path):
+    root, info = small_snapshot
+    empty = root / "__consumer_offsets-2" / "00000000000000000000.log"
+    empty.parent.mkdir()
+    empty.write_bytes(b"")
+    tasks, files, total = plan_tasks([str(root)], range_bytes=100)
+    assert (files, total) == (3, info["p0_size"] + info["p1_size"])
+    assert str(empty) not in {t.source_file for t in tasks}

@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from decoders.log import list_segments
+from decoders.log import list_segments, plan_ranges
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
@@ -56,17 +56,16 @@ class IngestReport:
                 f"({self.seconds:.1f}s)")
 
 
-def plan_ranges(paths: list[str], range_bytes: int) -> tuple[list[RangeTask], int]:
-    """Cut every segment file under ``paths`` into ranges of about ``range_bytes``."""
-    tasks, total = [], 0
+def plan_tasks(paths: list[str], range_bytes: int) -> tuple[list[RangeTask], int, int]:
+    """(tasks, segment files, bytes): every segment file under ``paths`` cut into byte ranges of
+    at most ``range_bytes`` (:func:`decoders.log.plan_ranges`; an empty file has none)."""
+    tasks, files, total = [], 0, 0
     for seg in list_segments(paths):
+        files += 1
         total += seg.size
-        start = 0
-        while start < max(seg.size, 1):
-            end = min(start + range_bytes, seg.size)
-            tasks.append(RangeTask(str(seg.path), seg.partition, start, end))
-            start = end if end > start else start + 1
-    return tasks, total
+        tasks += [RangeTask(str(seg.path), seg.partition, start, end)
+                  for start, end in plan_ranges(seg.size, range_bytes)]
+    return tasks, files, total
 
 
 def _is_capture(paths: list[str]) -> bool:
@@ -79,10 +78,9 @@ def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: R
 
     from jobs.runtime.session import materialise_on_disk
 
-    tasks, total = plan_ranges(paths, range_bytes)
-    if not tasks:
+    tasks, files, total = plan_tasks(paths, range_bytes)
+    if not files:
         raise FileNotFoundError(f"no __consumer_offsets segment files (*.log) under {paths}")
-    files = len({t.source_file for t in tasks})
     print(f"ingest: {files} segment file(s), {total} bytes, {len(tasks)} range(s)", file=progress)
     task_df = spark.createDataFrame([asdict(t) for t in tasks],
                                     "source_file string, partition int, start long, end long")
