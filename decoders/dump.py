@@ -83,13 +83,9 @@ def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | 
 
 
 def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dict:
-    is_tail = isinstance(item, TruncatedTail)
     raw = item.raw[:RAW_HEX_LIMIT] if item.raw else b""
-    return {"partition": partition, "offset": None if is_tail else item.base_offset,
-            "error": {"stage": "segment" if is_tail else "batch",
-                      "reason": "truncated_tail" if is_tail else item.reason,
-                      "message": (f"{item.length} byte(s) at the end do not form a complete batch"
-                                  if is_tail else item.message)},
+    return {"partition": partition, "offset": item.offset,
+            "error": {"stage": item.stage, "reason": item.reason, "message": item.message},
             "file": str(path), "position": item.file_position, "length": item.length,
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 

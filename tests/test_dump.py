@@ -265,7 +265,7 @@ def test_bad_crc_corrupt_compression_and_truncated_tail(tmp_path, capsys):
         {"partition": 5, "offset": 4, "timestamp": 3004, "timestampType": "CreateTime",
          "batch": batch_json(4), "key": KEY_1, "value": VALUE_1},
         unreadable(5, None, "segment", "truncated_tail",
-                   "40 byte(s) at the end do not form a complete batch"),
+                   "40 byte(s) at the end of the file do not form a complete batch"),
     ]
 
 
@@ -315,7 +315,7 @@ def test_text_format(tmp_path, capsys):
         'partition: 0 offset: 3 CreateTime: 13 key: {"type":1,"data":{"group":"group-id",'
         '"topic":"foo","partition":1}} payload: <DELETE>']
     assert lines[-1] == ("partition: 5 offset: None ERROR segment/truncated_tail: "
-                         "40 byte(s) at the end do not form a complete batch")
+                         "40 byte(s) at the end of the file do not form a complete batch")
     assert len(lines) == 4 + len(ODD_RECORDS) + 6
 
 

@@ -32,7 +32,7 @@ def restamp_crc(entry: bytearray) -> bytes:
 
 def summary(items) -> list[tuple]:
     return [(type(i).__name__, i.file_position, i.base_offset if isinstance(i, RecordBatch)
-             else getattr(i, "reason", "tail")) for i in items]
+             else i.reason) for i in items]
 
 
 def test_every_proper_prefix_yields_first_batch_then_a_tail(tmp_path):
@@ -88,7 +88,7 @@ def test_hostile_batch_length_is_reported_without_a_big_allocation(tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 4 * 1024 * 1024
-    assert summary(items) == [("RecordBatch", 0, 0), ("TruncatedTail", len(good), "tail")]
+    assert summary(items) == [("RecordBatch", 0, 0), ("TruncatedTail", len(good), "truncated_tail")]
     assert items[1].declared_length == 2**31 - 1 + 12 and items[1].raw == bytes(hostile)
 
 

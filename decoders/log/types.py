@@ -81,6 +81,12 @@ class BatchError:
     magic: int | None = None
     recovered: bool = False
 
+    stage = "batch"   # where reading failed, as quarantine rows and dump objects name it
+
+    @property
+    def offset(self) -> int | None:
+        return self.base_offset
+
 
 @dataclass(slots=True)
 class TruncatedTail:
@@ -94,6 +100,14 @@ class TruncatedTail:
     raw_truncated: bool = False
     declared_length: int | None = None
     recovered: bool = False
+
+    stage = "segment"
+    reason = "truncated_tail"
+    offset = None  # no batch header to read it from
+
+    @property
+    def message(self) -> str:
+        return f"{self.length} byte(s) at the end of the file do not form a complete batch"
 
 
 SegmentItem = RecordBatch | BatchError | TruncatedTail

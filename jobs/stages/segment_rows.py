@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import pyarrow as pa
 
 from decoders.log import (CONTROL_TYPE_NAMES, DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_DECOMPRESSED,
-                          RecordBatch, TruncatedTail, iter_segment)
+                          RecordBatch, iter_segment)
 from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 
 _QUARANTINE_ONLY = [c for c in QUARANTINE_COLUMNS if c[0] not in {n for n, _, _ in RAW_RECORDS_COLUMNS}]
@@ -78,15 +78,10 @@ def _record_row(snapshot_id: str, task: RangeTask, batch: RecordBatch, record) -
 
 
 def _quarantine_row(snapshot_id: str, task: RangeTask, item) -> dict:
-    is_tail = isinstance(item, TruncatedTail)
     return {
-        "snapshot_id": snapshot_id, "partition": task.partition,
-        "offset": None if is_tail else item.base_offset,
+        "snapshot_id": snapshot_id, "partition": task.partition, "offset": item.offset,
         "source_file": task.source_file, "file_position": item.file_position,
-        "stage": "segment" if is_tail else "batch",
-        "reason": "truncated_tail" if is_tail else item.reason,
-        "message": (f"{item.length} byte(s) at the end of the file do not form a complete batch"
-                    if is_tail else item.message),
+        "stage": item.stage, "reason": item.reason, "message": item.message,
         "length": item.length, "raw": item.raw, "raw_truncated": bool(item.raw_truncated),
         "row_kind": QUARANTINE,
     }
