@@ -1,0 +1,33 @@
+"""The ``findings`` table contract: one row per audit finding of a snapshot, as data.
+
+Written by :mod:`jobs.stages.audit` with ``replace_snapshot`` (a rerun replaces the snapshot's
+findings). Types are Spark SQL type names, as in ``jobs.replay.TABLE_COLUMNS``.
+"""
+
+from __future__ import annotations
+
+FINDINGS = "findings"
+
+FINDINGS_COLUMNS: list[tuple[str, str, str]] = [
+    ("snapshot_id", "string", "id of the snapshot audited"),
+    ("rule_id", "string", "rule of the registry (docs/audits.md), e.g. CG-01"),
+    ("severity", "string", "info, low, medium, high or critical (this finding's grade)"),
+    ("verdict", "string", "violation; partial (the evidence spans a compacted range); notice"),
+    ("group_id", "string", "the group, when the finding concerns one"),
+    ("member_id", "string", "the member, when the finding concerns one"),
+    ("topic", "string", "topic name (resolved across the snapshot when only the id was written)"),
+    ("topic_id", "string", "topic id, or the streams subtopology id for streams tasks"),
+    ("partition", "int", "topic partition (or streams task partition)"),
+    ("log_partition", "int", "__consumer_offsets partition of the deciding record"),
+    ("log_offset", "bigint", "log offset of the deciding record"),
+    ("evidence_log_offsets", "array<bigint>", "every log offset the finding rests on"),
+    ("message", "string", "the invariant and the evidence in an operator's words"),
+    ("details", "string", "JSON object with the figures behind the message"),
+]
+
+ROW_COLUMNS = [(name, dtype) for name, dtype, _ in FINDINGS_COLUMNS if name != "snapshot_id"]
+
+
+def findings_ddl() -> str:
+    """The row columns (no snapshot id) as a Spark DDL string."""
+    return ", ".join(f"`{name}` {dtype}" for name, dtype in ROW_COLUMNS)
