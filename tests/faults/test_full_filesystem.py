@@ -46,7 +46,7 @@ def _fill(mount, leave_bytes: int):
 def test_full_lake_fails_clearly_stays_readable_and_recovers(tmp_path, spark, clean, small_fs):
     snapshot = copy_sample(tmp_path)
     lake = small_fs / "lake"
-    filler = _fill(small_fs, leave_bytes=600 * 1024)   # a clean sample lake needs a few MB
+    filler = _fill(small_fs, leave_bytes=256 * 1024)   # a clean sample lake needs more
     done = run_cli(snapshot, lake)
     assert done.returncode == EXIT_LAKE_STORAGE, (done.returncode, done.stderr[-3000:])
     lines = done.stderr.strip().splitlines()
