@@ -73,7 +73,10 @@ def resolve_commits(records, markers):
     c = c.withColumn("e", e)
     key = Window.partitionBy("partition", "group_id", "topic", "topic_partition")
     ordered = key.orderBy("offset")
-    after = ordered.rowsBetween(1, Window.unboundedFollowing)
+    # "Every later row" as a running frame over the reversed order: Spark computes running
+    # frames incrementally, but re-aggregates an unbounded-following frame for every row
+    # (quadratic in one key's history).
+    after = key.orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, -1)
     before = ordered.rowsBetween(Window.unboundedPreceding, -1)
     candidate = ~tomb & F.col("e").isNotNull()
     c = (c.withColumn("next_e", F.min("e").over(after))
@@ -83,7 +86,7 @@ def resolve_commits(records, markers):
          .withColumn("next_tomb", F.min(F.when(tomb, F.col("offset"))).over(after))
          .withColumn("next_same", F.min(F.when(~tomb, F.col("offset"))).over(
              Window.partitionBy("partition", "group_id", "topic", "topic_partition", "pid")
-             .orderBy("offset").rowsBetween(1, Window.unboundedFollowing))))
+             .orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, -1))))
     m = F.col("m")
     installed = F.coalesce((F.coalesce("next_e", F.lit(INFINITE)) > m)
                            & (F.col("ctype") == COMMIT), F.lit(False))
