@@ -29,4 +29,4 @@ select
 from transactions as t
 left join open_commits as c
     on t.snapshot_id = c.snapshot_id and t.group_id = c.group_id and t.producer_id = c.producer_id
-where t.outcome = 'OPEN'
+where t.outcome = 'open'

@@ -86,7 +86,7 @@ def test_groups_members_and_offsets_content(spark, lake_with_snapshot):
                      for r in _rows(spark, lake, "offsets"))
     assert offsets == [("billing", "bar", 0, 5), ("orders", "foo", 0, 20), ("orders", "foo", 1, 11)]
     outcomes = sorted((r["producer_id"], r["outcome"]) for r in _rows(spark, lake, "transactions"))
-    assert outcomes == [(7, "COMMIT"), (8, "ABORT")]
+    assert outcomes == [(7, "committed"), (8, "aborted")]
 
 
 def test_records_table_types_every_record(spark, lake_with_snapshot):

@@ -54,7 +54,7 @@ def test_commit_installs_pending_offsets():
                    producer_id=7, marker=3),
         commit_row("g", "foo", 1, 21, 2, ts=T0 + TICK, outcome="committed", installed=True,
                    producer_id=7, marker=3)]
-    assert t["transactions"] == [txn_row("g", 7, 1, 2, 3, "COMMIT", 2)]
+    assert t["transactions"] == [txn_row("g", 7, 1, 2, 3, "committed", 2)]
     assert t["violations"] == []
 
 
@@ -67,7 +67,7 @@ def test_abort_drops_pending_offsets():
     assert [(r["log_offset"], r["outcome"], r["is_installed"], r["marker_log_offset"])
             for r in t["offset_commits"]] == [(0, "non_transactional", True, None),
                                               (1, "aborted", False, 2)]
-    assert t["transactions"] == [txn_row("g", 7, 1, 1, 2, "ABORT", 1)]
+    assert t["transactions"] == [txn_row("g", 7, 1, 1, 2, "aborted", 1)]
 
 
 def test_tie_break_later_non_transactional_commit_wins():
@@ -101,7 +101,7 @@ def test_open_transaction_at_end_of_snapshot_stays_pending():
     result = replay_group(s.events())
     t = result.tables
     assert [(r["committed_offset"], r["log_offset"]) for r in t["offsets"]] == [(10, 0)]
-    assert t["transactions"] == [txn_row("g", 7, 1, 1, None, "OPEN", 1)]
+    assert t["transactions"] == [txn_row("g", 7, 1, 1, None, "open", 1)]
     assert t["offset_commits"][1]["outcome"] == "open"
     assert list(result.offsets["g"].open_transactions) == [7]
 
@@ -126,8 +126,8 @@ def test_marker_fans_out_to_every_group_of_the_producer():
     t = result.tables
     assert [(r["group_id"], r["topic"], r["committed_offset"], r["log_offset"])
             for r in t["offsets"]] == [("g", "foo", 1, 0), ("h", "bar", 2, 1), ("k", "baz", 3, 2)]
-    assert t["transactions"] == [txn_row("g", 7, 0, 0, 3, "COMMIT", 1),
-                                 txn_row("h", 7, 1, 1, 3, "COMMIT", 1)]
+    assert t["transactions"] == [txn_row("g", 7, 0, 0, 3, "committed", 1),
+                                 txn_row("h", 7, 1, 1, 3, "committed", 1)]
     assert [(r["group_id"], r["group_type"], r["group_state"], r["is_simple"])
             for r in t["groups"]] == [("g", "classic", "Empty", True),
                                       ("h", "classic", "Empty", True),
@@ -152,4 +152,4 @@ def test_each_group_given_every_marker_of_its_partition_replays_the_same():
         per_group["g"]["transactions"] + per_group["h"]["transactions"],
         key=lambda r: r["log_offset"])
     assert [(r["group_id"], r["outcome"]) for r in merged["transactions"]] == [
-        ("h", "ABORT"), ("g", "COMMIT")]
+        ("h", "aborted"), ("g", "committed")]

@@ -99,5 +99,5 @@ def test_the_sample_covers_every_group_kind_and_scenario(tables):
             assert offsets.get((s["group_id"], key)) == offset, s["scenario"]
         for key in s["expected"].get("absent", {}):
             assert (s["group_id"], key) not in offsets, s["scenario"]
-    assert [r["outcome"] for r in tables["transactions"]] == ["COMMIT", "ABORT"]
+    assert [r["outcome"] for r in tables["transactions"]] == ["committed", "aborted"]
     assert tables["violations"] == []

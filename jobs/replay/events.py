@@ -17,6 +17,10 @@ NO_PRODUCER_ID = -1
 CONTROL_TYPES = CONTROL_TYPE_NAMES
 COMMIT = CONTROL_TYPE_NAMES[CONTROL_COMMIT]
 ABORT = CONTROL_TYPE_NAMES[CONTROL_ABORT]
+# A transaction's outcome, one spelling in both tables that carry it (transactions,
+# offset_commits): the marker's effect, lower case; OPEN when no marker followed.
+COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
+OUTCOME_OF_MARKER = {COMMIT: COMMITTED, ABORT: ABORTED}
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@
   transactional one whose marker comes later; TX-02 notes each skip). ABORT drops them.
 * Tombstone: removes the key from the main store and from every open transaction of the group.
 * An offset record for an unknown group id creates an empty simple classic group.
-* Transactions still open at the end of the snapshot stay open (outcome ``OPEN``).
+* Transactions still open at the end of the snapshot stay open (outcome ``open``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 
 from jobs.replay.context import INFO, MEDIUM, ReplayContext
-from jobs.replay.events import COMMIT, NO_PRODUCER_ID
+from jobs.replay.events import COMMIT, NO_PRODUCER_ID, OPEN, OUTCOME_OF_MARKER
 from jobs.replay.state import OffsetEntry, Transaction
 
 ZERO_UUID = uuid.UUID(int=0)
@@ -57,7 +57,7 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
     txn.last_position = ctx.position
     txn.commit_rows.append(row_index)
     txn.offset_count += 1
-    row["outcome"] = "open"
+    row["outcome"] = OPEN
 
 
 def note_commit(ctx: ReplayContext, group_id: str, topic: str, topic_id: uuid.UUID | None) -> None:
@@ -88,20 +88,20 @@ def apply_marker(ctx: ReplayContext, group_id: str) -> None:
                               f"COMMIT of producer {event.producer_id} skips {offset_key[0]}-"
                               f"{offset_key[1]}: pending record at offset {entry.position[1]} is "
                               f"older than the installed one at {installed.position[1]}")
-    outcome = "committed" if event.control_type == COMMIT else "aborted"
+    outcome = OUTCOME_OF_MARKER[event.control_type]
     for row_index in txn.commit_rows:
         row = ctx.offset_commits[row_index]
         if not row["is_tombstone"]:
             row["outcome"] = outcome
         row["marker_log_offset"] = event.offset
-    ctx.transactions.append(_transaction_row(group_id, txn, event.control_type, event.offset))
+    ctx.transactions.append(_transaction_row(group_id, txn, outcome, event.offset))
 
 
 def close_open_transactions(ctx: ReplayContext) -> None:
     """End of snapshot: transactions without a marker are reported as open, never installed."""
     for group_id, store in ctx.offsets.items():
         for txn in store.open_transactions.values():
-            ctx.transactions.append(_transaction_row(group_id, txn, "OPEN", None))
+            ctx.transactions.append(_transaction_row(group_id, txn, OPEN, None))
 
 
 def groups_with_pending(ctx: ReplayContext, producer_id: int) -> list[str]:

@@ -101,7 +101,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "first_log_offset": "offset of its first offset record",
         "last_log_offset": "offset of its last offset record",
         "marker_log_offset": "offset of the marker (null while open)",
-        "outcome": "COMMIT, ABORT or OPEN (no marker by the end of the snapshot)",
+        "outcome": "committed, aborted or open (no marker by the end of the snapshot)",
         "offset_count": "number of offset records in the transaction",
         **POSITION}),
     "violations": ("Inconsistencies the coordinator would refuse to load (replay carried on), "

@@ -15,7 +15,7 @@ Python state machine still needs (see :func:`touches`).
 
 from __future__ import annotations
 
-from jobs.replay.events import ABORT, COMMIT
+from jobs.replay.events import ABORT, ABORTED, COMMIT, COMMITTED, OPEN
 
 INFINITE = 2 ** 62
 COMMIT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
@@ -93,8 +93,8 @@ def resolve_commits(records, markers):
     still_pending = ((F.coalesce("next_tomb", F.lit(INFINITE)) > m)
                      & (F.coalesce("next_same", F.lit(INFINITE)) > m))
     outcome = (F.when(tomb, "tombstone").when(F.col("pid") == -1, "non_transactional")
-               .when(F.col("ctype") == COMMIT, "committed").when(F.col("ctype") == ABORT, "aborted")
-               .otherwise("open"))
+               .when(F.col("ctype") == COMMIT, COMMITTED).when(F.col("ctype") == ABORT, ABORTED)
+               .otherwise(OPEN))
     return c.select(
         "group_id", "topic", F.col("topic_partition").alias("partition"), "committed_offset",
         _none_if_minus_one(F.col("leader_epoch")).alias("leader_epoch"), "metadata",
@@ -144,7 +144,8 @@ def transaction_rows(resolved):
                  F.max("log_offset").alias("last_log_offset"),
                  F.count(F.lit(1)).cast("int").alias("offset_count"))
             .select("group_id", "producer_id", "first_log_offset", "last_log_offset",
-                    "marker_log_offset", F.coalesce("ctype", F.lit("OPEN")).alias("outcome"),
+                    "marker_log_offset", F.when(F.col("ctype") == COMMIT, COMMITTED).when(F.col("ctype") == ABORT, ABORTED)
+                    .otherwise(OPEN).alias("outcome"),
                     "offset_count", "log_partition",
                     F.coalesce("marker_log_offset", "first_log_offset").alias("log_offset")))
 

@@ -103,7 +103,7 @@ EPOCHS = _rows("s1", [
 
 TRANSACTIONS = _rows("s1", [
     dict(group_id="g-classic", producer_id=7, first_log_offset=40, last_log_offset=41,
-         outcome="OPEN", offset_count=2, log_partition=1, log_offset=41),
+         outcome="open", offset_count=2, log_partition=1, log_offset=41),
     dict(group_id="g-classic", producer_id=8, first_log_offset=33, last_log_offset=33,
          marker_log_offset=34, outcome="COMMIT", offset_count=1, log_partition=1, log_offset=34),
 ])
