@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.replay.table_docs import TABLE_DOCS, render_tables_doc
-from jobs.replay.tables import TABLE_COLUMNS
+from jobs.lake.history_docs import TABLE_DOCS, render_tables_doc
+from jobs.lake.history import TABLE_COLUMNS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
 SPARK_TYPES = {"string", "int", "bigint", "boolean", "array<string>"}

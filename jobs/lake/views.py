@@ -50,7 +50,7 @@ def contract_columns() -> dict[str, list[tuple[str, str]]]:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from jobs.lake.bronze import QUARANTINE_SCHEMA, RAW_RECORDS_SCHEMA
-    from jobs.replay.tables import SNAPSHOT_COLUMN, TABLE_COLUMNS
+    from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 
     def spark_columns(arrow_schema):
         return [(f.name, f.dataType.simpleString()) for f in from_arrow_schema(arrow_schema).fields]

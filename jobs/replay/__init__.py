@@ -6,7 +6,7 @@ contract (``TABLE_COLUMNS``).
 
 from jobs.replay.engine import ReplayResult, apply_event, replay_group, replay_partition, split_by_group
 from jobs.replay.events import ABORT, COMMIT, ReplayEvent
-from jobs.replay.tables import SNAPSHOT_COLUMN, TABLE_COLUMNS
+from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 
 __all__ = ["ReplayEvent", "ReplayResult", "replay_group", "replay_partition", "split_by_group",
            "apply_event", "TABLE_COLUMNS", "SNAPSHOT_COLUMN", "COMMIT", "ABORT"]

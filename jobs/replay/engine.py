@@ -25,7 +25,8 @@ from jobs.replay.modern import RECORD_KINDS, apply_modern
 from jobs.replay.offsets import (apply_marker, apply_offset_commit, close_open_transactions,
                                  groups_with_pending)
 from jobs.replay.state import Group, OffsetStore
-from jobs.replay.tables import TABLE_COLUMNS, build_tables
+from jobs.lake.history import TABLE_COLUMNS
+from jobs.replay.tables import build_tables
 from jobs.replay.topics import fill_topic_names
 
 HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")

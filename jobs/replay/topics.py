@@ -14,13 +14,6 @@ import uuid
 from collections.abc import Iterable, Mapping
 
 RESOLVED_TABLES = ("member_assignments", "target_assignments")
-TOPIC_NAMES = "topic_names"   # the replay stage's side output: one row per learned pair
-TOPIC_NAME_COLUMNS = [("topic_id", "string"), ("topic_name", "string")]
-
-
-def topic_name_rows(topic_names: Mapping[uuid.UUID, str]) -> list[dict]:
-    return [{"topic_id": str(tid), "topic_name": name}
-            for tid, name in sorted(topic_names.items(), key=lambda kv: str(kv[0]))]
 
 
 def merge_topic_names(mappings: Iterable[Mapping]) -> dict[str, str]:

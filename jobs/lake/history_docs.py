@@ -1,10 +1,10 @@
 """One-line meanings of every replay table and column; ``render_tables_doc()`` writes
-``docs/tables.md`` from these and :data:`jobs.replay.tables.TABLE_COLUMNS` (a test keeps them equal).
+``docs/tables.md`` from these and :data:`jobs.lake.history.TABLE_COLUMNS` (a test keeps them equal).
 """
 
 from __future__ import annotations
 
-from jobs.replay.tables import SNAPSHOT_COLUMN, TABLE_COLUMNS
+from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 
 POSITION = {"log_partition": "`__consumer_offsets` partition of the record the row comes from",
             "log_offset": "log offset of that record (final-state tables: the record that last "
@@ -117,7 +117,7 @@ TABLE_DOCS: dict[str, tuple[str, dict[str, str]]] = {
 def render_tables_doc() -> str:
     lines = ["# Replay tables", "",
              "Generated from `jobs/replay/tables.py` (`TABLE_COLUMNS`) and "
-             "`jobs/replay/table_docs.py`; `tests/test_replay_docs.py` keeps this file in sync.",
+             "`jobs/lake/history_docs.py`; `tests/test_replay_docs.py` keeps this file in sync.",
              f"Every table also starts with `{SNAPSHOT_COLUMN[0]}` ({SNAPSHOT_COLUMN[1]}), added "
              "by the Spark job.", ""]
     for table, columns in TABLE_COLUMNS.items():
