@@ -7,7 +7,7 @@ JARS   := $(CACHE)/jars
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test faults jars kafka bench clean chromium
+.PHONY: setup demo test lint faults jars kafka bench clean chromium
 
 setup: $(STAMP) $(JARS)/.fetched
 
@@ -37,8 +37,12 @@ kafka:
 demo: setup
 	$(VENV)/bin/offsetlake demo
 
-test: setup kafka chromium
+# Lint first (ruff, configured in pyproject.toml), then every test.
+test: setup kafka chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
 
 # The fault suite (tests/faults, marker `faults`, deselected from `make test`): about 10-15 min
 # on 2 cores. Mounting the small full filesystem needs root; without it that case is skipped.

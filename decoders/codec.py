@@ -113,7 +113,8 @@ def decode_key(key: bytes) -> tuple[_Entry | None, int, dict | None, int]:
     try:
         fields, pos = entry.key_reader(key, 2, n, None, None)
     except DecodeError as err:
-        raise err.at(stage="key")
+        err.at(stage="key")
+        raise
     return entry, t, fields, n - pos
 
 
@@ -144,7 +145,8 @@ def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
     try:
         kd, kpos = entry.key_reader(key, 2, kn, None, None)
     except DecodeError as err:
-        raise err.at(stage="key")
+        err.at(stage="key")
+        raise
     key_trailing = kn - kpos
     if value is None:
         return CoordinatorRecord(t, entry.name, kd, None, None, {}, 0, entry.layout, (), key_trailing)
@@ -163,7 +165,8 @@ def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
         vd, pos = reader(value, 2, n, unk, None)
     except DecodeError as err:
         if len(layouts) == 1:
-            raise err.at(stage="value")
+            err.at(stage="value")
+            raise
         layout, vd, pos, unk = _alternatives(layouts, value, err, None)
     else:
         # A current read that leaves bytes, or that only fits by finding tags no version of the

@@ -14,7 +14,7 @@ collects unknown tagged fields as ``{rendered path: {tag: raw bytes}}`` and ``pa
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import cache
 
 from . import primitives as P
 from .schema import Field, Struct
@@ -259,7 +259,7 @@ class _Gen:
         return self.ns
 
 
-@lru_cache(maxsize=None)
+@cache
 def compile_reader(st: Struct, version: int, flexible: bool):
     """The compiled reader of ``st`` at ``version``; compiled once per (struct, version, flexible)."""
     gen = _Gen()

@@ -8,7 +8,7 @@ printed with its reason and raw bytes instead of being skipped. Output shapes: `
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from decoders import UnknownRecord, decode_record
 from decoders.codec import decode_key, key_group_id

@@ -28,7 +28,7 @@ class DecodeError(Exception):
         self.offset = offset
 
     def at(self, *, stage: str | None = None, partition: int | None = None,
-           offset: int | None = None) -> "DecodeError":
+           offset: int | None = None) -> DecodeError:
         """Fill in context the raising layer did not know; returns self for ``raise e.at(...)``."""
         if stage is not None and self.stage is None:
             self.stage = stage

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from binascii import b2a_base64
-from functools import lru_cache
+from functools import cache
 from json.encoder import encode_basestring
 
 from .catalog_embedded import ASSIGNMENT, SUBSCRIPTION
@@ -142,7 +142,7 @@ class _Gen:
         return fn
 
 
-@lru_cache(maxsize=None)
+@cache
 def _renderer(st: Struct, version: int, flexible: bool, embedded: bool):
     """The compiled text renderer of ``st`` at ``version``; compiled once per key."""
     gen = _Gen()
@@ -153,7 +153,7 @@ _BLOB_RENDERERS = {kind: [_renderer(st, v, False, False) for v in range(HIGHEST 
                    for kind, st in _BLOB_STRUCTS.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _value_renderer(record_type: int, layout: str, version: int, embedded: bool):
     rt = RECORD_TYPES[record_type]
     return _renderer(rt.layout(layout), version, rt.is_flexible(version), embedded)

@@ -38,7 +38,7 @@ MAX_STRING = 0x7FFF
 SHORT_ARRAY = 64  # arrays of fixed-width elements shorter than this use a precompiled Struct
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def array_unpackers(fmt: str) -> tuple:
     """``unpack_from`` of ``n`` big-endian ``fmt`` elements, indexed by ``n < SHORT_ARRAY``."""
     return tuple(struct.Struct(f">{n}{fmt}").unpack_from for n in range(SHORT_ARRAY))

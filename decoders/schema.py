@@ -53,7 +53,7 @@ class Versions:
     hi: int | None
 
     @staticmethod
-    def parse(text: str | None) -> "Versions":
+    def parse(text: str | None) -> Versions:
         if text is None or text == "none":
             return Versions(None, None)
         text = str(text)
@@ -82,7 +82,7 @@ class Field:
     tagged: Versions
     tag: int | None
     default: Any
-    struct: "Struct | None" = None
+    struct: Struct | None = None
 
     @property
     def json_name(self) -> str:
@@ -139,7 +139,7 @@ def arr(struct: Struct) -> ArrayOf:
     return ArrayOf(struct)
 
 
-def F(name: str, type_: "str | Struct | ArrayOf", v: str = "0+", *, nullable: str | None = None,
+def F(name: str, type_: str | Struct | ArrayOf, v: str = "0+", *, nullable: str | None = None,
       tag: int | None = None, tagged: str | None = None, default: Any = MISSING) -> Field:
     """Build a field. ``tag`` without ``tagged`` means "tagged in every version the field exists"."""
     struct = None

@@ -9,7 +9,7 @@ struct or array), merged in tag order with unknown tags kept from a decode.
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import cache
 
 from . import primitives as P
 from .schema import Field, Struct
@@ -71,7 +71,7 @@ def _field_writer(f: Field, version: int, flexible: bool):
     return _scalar_writer(f.type, flexible, nullable, f.name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def compile_writer(st: Struct, version: int, flexible: bool):
     """``write(out: bytearray, value: dict, unk: dict, path: str)`` for ``st`` at ``version``."""
     plain, tagged = [], []

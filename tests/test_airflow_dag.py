@@ -12,7 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -78,7 +78,7 @@ def test_snapshot_id_and_landing_choice_depend_on_the_interval_only(tmp_path):
         import offsetlake_dag as module
     finally:
         sys.path.remove(str(DAGS))
-    start = datetime(2026, 11, 23, 10, tzinfo=timezone.utc)
+    start = datetime(2026, 11, 23, 10, tzinfo=UTC)
     assert module.snapshot_id_for(start) == "interval-20261123T100000Z"
     old, new = tmp_path / "snap-a", tmp_path / "snap-b"
     old.mkdir(), new.mkdir()
@@ -107,7 +107,7 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
                              text=True, env=env, timeout=900)
     assert migrate.returncode == 0, migrate.stderr[-3000:]
     # The interval ends after the sample landed (its mtime), so the landing dir has it by then.
-    logical = (datetime.now(timezone.utc) + timedelta(hours=1)).replace(minute=0, second=0,
+    logical = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0,
                                                                         microsecond=0)
     conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "HIGH"}
     proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", "offsetlake",

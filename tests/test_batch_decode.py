@@ -23,7 +23,8 @@ GROUP_V4_JSON = ('{"version":4,"data":{"protocolType":"consumer","generation":1,
                  '"rebalanceTimeout":1000,"sessionTimeout":1500,"subscription":"AAE=","assignment":"AQI="}]}}')
 TYPE3_KEY, TYPE3_VALUE = "0003000567726f7570", "00000000000a00"
 ASSIGNMENT_KEY = "000800016700016d"
-ASSIGNMENT_VALUE = "000000000005000000040002000000000000000000000000000000010300000000000000010100090300000003000000050100"
+ASSIGNMENT_VALUE = ("00000000000500000004000200000000000000000000000000000001030000"
+                    "0000000000010100090300000003000000050100")
 ASSIGNMENT_JSON = ('{"version":0,"data":{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":'
                    '[{"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","partitions":[0,1],"assignmentEpochs":[3,5]}],'
                    '"partitionsPendingRevocation":[]}}')
@@ -71,7 +72,8 @@ GOLDEN = [
 ]
 
 
-def _arrays(rows, kind=pa.binary()):
+def _arrays(rows, kind=None):
+    kind = kind or pa.binary()
     def raw(h):
         return None if h is None else bytes.fromhex(h)
     return pa.array([raw(k) for k, _, _ in rows], kind), pa.array([raw(v) for _, v, _ in rows], kind)

@@ -10,7 +10,6 @@ print exactly the same objects.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import zlib

@@ -137,7 +137,8 @@ def test_capture_directory_is_ingested_as_is(spark, tmp_path):
              "CreateTime", "key": offset_commit_key("g", "t", i), "value": offset_commit_value(i, T0),
              "is_control": False, "source_file": "kafka://127.0.0.1:9092/__consumer_offsets-2"}
             for i in range(3)]
-    pq.write_table(pa.Table.from_pylist(rows, schema=RAW_RECORDS_SCHEMA), cap / "raw_records" / "partition-0002.parquet")
+    pq.write_table(pa.Table.from_pylist(rows, schema=RAW_RECORDS_SCHEMA),
+                   cap / "raw_records" / "partition-0002.parquet")
     (cap / "manifest.json").write_text('{"snapshot_id": "cap-1"}')
     lake = tmp_path / "lake"
     report = ingest(spark, lake, [str(cap)])

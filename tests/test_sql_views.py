@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -17,7 +17,7 @@ from support.operate_lake import T0, TABLES
 def at(seconds: float) -> str:
     """A timestamp T0 + seconds as Spark's to_json writes it (session time zone UTC)."""
     ms = T0 + int(seconds * 1000)
-    moment = datetime.fromtimestamp(ms // 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms // 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -205,7 +205,7 @@ def test_sql_command_queries_views_by_name_and_at_the_prompt(lake, capsys, monke
 
     assert offsetlake(["sql", "--lake", str(lake), "--format", "json",
                        "select group_id, epochs_behind from members_not_converged"]) == 0
-    assert [json.loads(l) for l in capsys.readouterr().out.splitlines()] == \
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == \
         [{"group_id": "g-cons", "epochs_behind": 1}]
     typed = ("select target_version\n  from downgrade_readiness where is_ready;\n\\d\n"
              "select nope from nowhere;\n\\q\nselect 1;\n")

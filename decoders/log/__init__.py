@@ -14,7 +14,7 @@ from decoders.log.segment import (DEFAULT_MAX_BATCH_BYTES, batch_positions, iter
                                   iter_segment, plan_ranges)
 from decoders.log.types import BatchError, LogRecord, RecordBatch, SegmentItem, TruncatedTail
 
-__all__ = ["CONTROL_TYPE_NAMES", 
+__all__ = ["CONTROL_TYPE_NAMES",
     "CRC32C_BACKEND", "DEFAULT_MAX_BATCH_BYTES", "DEFAULT_MAX_DECOMPRESSED", "BatchError",
     "LogRecord", "RecordBatch", "SegmentFile", "SegmentItem", "TruncatedTail", "batch_positions",
     "decode_entry", "iter_partition_dir", "iter_segment", "list_segments", "partition_segments",

@@ -83,7 +83,8 @@ def decode_batch_v2(entry: bytes, file_position: int = 0, *,
         if attributes & ATTR_CONTROL:
             apply_control(records)
     except DecodeError as exc:
-        raise exc.at(stage="batch", offset=header.base_offset if exc.offset is None else None)
+        exc.at(stage="batch", offset=header.base_offset if exc.offset is None else None)
+        raise
     return RecordBatch(
         file_position=file_position,
         base_offset=header.base_offset,

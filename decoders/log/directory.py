@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from decoders.log.framing import ENTRY, open_window, walk_frames
 from decoders.log.layout import MAGIC_V2

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from decoders.log.layout import LOG_OVERHEAD, MIN_ENTRY_LENGTH
 from decoders.log.resync import check_entry, find_next_entry
@@ -65,7 +65,7 @@ class FileWindow:
     def read(self, position: int, count: int) -> bytes:
         """Up to ``count`` bytes at ``position`` (fewer only if the file shrank meanwhile)."""
         offset = position - self._start
-        if 0 <= offset and offset + count <= len(self._buf):
+        if offset >= 0 and offset + count <= len(self._buf):
             return self._buf[offset:offset + count]
         if count > self.window:
             return os.pread(self.fd, count, position)

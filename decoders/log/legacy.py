@@ -125,7 +125,8 @@ def decode_message(entry: bytes, file_position: int = 0, *,
         else:
             records = _expand(wrapper, _inner_messages(wrapper, max_decompressed=max_decompressed))
     except DecodeError as exc:
-        raise exc.at(stage="batch", offset=header.offset if exc.offset is None else None)
+        exc.at(stage="batch", offset=header.offset if exc.offset is None else None)
+        raise
     if header.magic == MAGIC_V0:
         timestamp_type = NO_TIMESTAMP_TYPE
     else:

@@ -24,7 +24,7 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from decoders.errors import (BatchTooLargeError, CorruptBatchError, DecodeError,
                              InvalidLengthError)

@@ -10,7 +10,7 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from decoders.log.compression import CODEC_IDS, NONE, compress
 from decoders.log.crc import crc32, crc32c

@@ -10,7 +10,8 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,6 @@ from jobs.runtime.config import PROJECT_ROOT, load_config
 
 DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"  # a real snapshot, see its README
 
-from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

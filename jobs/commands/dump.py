@@ -10,7 +10,6 @@ import os
 import sys
 
 
-from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

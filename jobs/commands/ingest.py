@@ -11,7 +11,6 @@ import sys
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 
 
-from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -60,7 +60,6 @@ def write_rows(df, fmt: str, out=sys.stdout, limit: int | None = None) -> int:
         count += 1
     return count
 
-from jobs.commands.inputs import EXIT_CODES_HELP as EXIT_CODES  # shown in --help
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
 
 from jobs.replay.classic import apply_group_metadata
 from jobs.replay.context import INFO, ReplayContext

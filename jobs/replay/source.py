@@ -9,7 +9,7 @@ decoded raises: replaying around a hole would silently change the state.
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from decoders.codec import decode_record
 from decoders.log.segment import iter_partition_dir

@@ -10,7 +10,6 @@ null in the assignment tables, and nothing else.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping
 
 RESOLVED_TABLES = ("member_assignments", "target_assignments")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from html import escape
 
 from jobs.report.data import ReportData, timeline_series
@@ -112,7 +112,7 @@ def _quality(quality: dict | None) -> str:
 
 
 def render(data: ReportData, quality: dict | None, now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     sections = [
         ("Snapshot", _facts(data)),
         ("Findings", _findings(data)),

@@ -12,7 +12,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import yaml
 
@@ -41,7 +42,7 @@ class Config:
     source: Path
     ingest: Mapping[str, Any] = field(default_factory=dict)   # byte bounds of the reader
 
-    def with_lake(self, lake: str | os.PathLike | None) -> "Config":
+    def with_lake(self, lake: str | os.PathLike | None) -> Config:
         """The same settings with another lake path (the CLI's ``--lake``)."""
         if lake is None:
             return self

@@ -19,7 +19,8 @@ also overrides the file::
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from kafka import KafkaConsumer
 

@@ -17,7 +17,7 @@ import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 LOCK_NAME = ".offsetlake.lock"
 

@@ -33,15 +33,14 @@ and a few things are simply absent. Read segment files (``offsetlake ingest``) w
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, TextIO
+from collections.abc import Mapping
 
 import kafka
 import pyarrow as pa
@@ -90,14 +89,14 @@ class Manifest:
         return json.dumps(asdict(self), indent=2) + "\n"
 
     @classmethod
-    def read(cls, path: str | Path) -> "Manifest":
+    def read(cls, path: str | Path) -> Manifest:
         raw = json.loads(Path(path).read_text())
         raw["partitions"] = [PartitionCapture(**p) for p in raw["partitions"]]
         return cls(**raw)
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | None = None,

@@ -9,7 +9,6 @@ record read is a row written, and every byte of every segment is in a batch read
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time

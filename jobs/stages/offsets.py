@@ -144,8 +144,9 @@ def transaction_rows(resolved):
                  F.max("log_offset").alias("last_log_offset"),
                  F.count(F.lit(1)).cast("int").alias("offset_count"))
             .select("group_id", "producer_id", "first_log_offset", "last_log_offset",
-                    "marker_log_offset", F.when(F.col("ctype") == COMMIT, COMMITTED).when(F.col("ctype") == ABORT, ABORTED)
-                    .otherwise(OPEN).alias("outcome"),
+                    "marker_log_offset",
+                    F.when(F.col("ctype") == COMMIT, COMMITTED)
+                    .when(F.col("ctype") == ABORT, ABORTED).otherwise(OPEN).alias("outcome"),
                     "offset_count", "log_partition",
                     F.coalesce("marker_log_offset", "first_log_offset").alias("log_offset")))
 

@@ -23,7 +23,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if self.enabled:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()

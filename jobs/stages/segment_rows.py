@@ -15,7 +15,8 @@ come from the ``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
 
 import pyarrow as pa
 
@@ -42,7 +43,7 @@ class ReadLimits:
     arrow_batch_bytes: int = 16 * 1024 * 1024
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> "ReadLimits":
+    def from_settings(cls, settings: Mapping[str, Any]) -> ReadLimits:
         known = {k: int(v) for k, v in settings.items() if k in cls.__dataclass_fields__}
         limits = cls(**known)
         if min(limits.max_batch_bytes, limits.max_decompressed_bytes,

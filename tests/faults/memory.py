@@ -3,7 +3,6 @@ sampled from /proc, since RUSAGE_CHILDREN cannot add up processes alive at the s
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 import time

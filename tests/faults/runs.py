@@ -3,6 +3,7 @@ a lake's tables back for comparison with a clean run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -33,10 +34,8 @@ def start_run(snapshot: Path, lake: Path, snapshot_id: str = "snap") -> subproce
 
 def kill_tree(proc: subprocess.Popen) -> None:
     """SIGKILL the run's whole session (driver, JVM, Python workers): it was started by the test."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 

@@ -59,7 +59,7 @@ CASES = {
         "without_both_victims", {"invalid_length", "bad_crc"}),
     "length_plus_10+zero_filled_batch": (
         lambda s: [S.set_length(s, 2, P2_VICTIM, lambda n: n + 10),
-                   S.fill_batch(s, 1, P1_VICTIM, lambda n: bytes(n))],
+                   S.fill_batch(s, 1, P1_VICTIM, bytes)],
         "without_both_victims", {"invalid_length"}),
     "length_minus_10+truncated_append": (
         lambda s: [S.set_length(s, 2, P2_VICTIM, lambda n: n - 10),

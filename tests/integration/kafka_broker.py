@@ -225,7 +225,7 @@ class KafkaBroker:
     def bootstrap_server(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "KafkaBroker":
+    def __enter__(self) -> KafkaBroker:
         self.start()
         return self
 

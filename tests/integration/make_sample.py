@@ -112,18 +112,18 @@ def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.s
     if target.exists() and any(target.iterdir()):
         raise SystemExit(f"{target} is not empty; remove it first")
     began = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="offsetlake-sample-") as work:
-        with KafkaBroker(Path(work) / "kafka") as broker:
-            print(f"make_sample: Kafka {kafka_version()} at {broker.bootstrap_server}",
-                  file=progress)
-            with Workloads(broker.bootstrap_server) as wl:
-                wl.run_all()
-                wl.wait_settled()
-                # Copied while the members are still in their groups, as a snapshot of a running
-                # cluster is: every message is flushed, so the .log files are complete.
-                target.mkdir(parents=True, exist_ok=True)
-                size = copy_snapshot(broker.data_dir, target)
-                scenarios, timings = wl.scenarios, wl.timings
+    with (tempfile.TemporaryDirectory(prefix="offsetlake-sample-") as work,
+          KafkaBroker(Path(work) / "kafka") as broker):
+        print(f"make_sample: Kafka {kafka_version()} at {broker.bootstrap_server}",
+              file=progress)
+        with Workloads(broker.bootstrap_server) as wl:
+            wl.run_all()
+            wl.wait_settled()
+            # Copied while the members are still in their groups, as a snapshot of a running
+            # cluster is: every message is flushed, so the .log files are complete.
+            target.mkdir(parents=True, exist_ok=True)
+            size = copy_snapshot(broker.data_dir, target)
+            scenarios, timings = wl.scenarios, wl.timings
     (target / "scenarios.json").write_text(json.dumps(
         {"kafka_version": kafka_version(), "scenarios": scenarios}, indent=2) + "\n")
     if write_expectations:

@@ -32,7 +32,8 @@ import sys
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from confluent_kafka import (Consumer, ConsumerGroupState, ConsumerGroupType, Producer,
                              ShareConsumer)
@@ -204,7 +205,7 @@ class Workloads:
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def __enter__(self) -> "Workloads":
+    def __enter__(self) -> Workloads:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -452,7 +453,8 @@ class Workloads:
         new_id = next(m.member_id for m in after.members if m.client_id == a)
         if new_id == old_id:
             raise WorkloadError("the rejoining static member kept its member id")
-        self._record("consumer-static", gid, "consumer", "confluent-kafka (group.protocol=consumer, group.instance.id)", [
+        self._record("consumer-static", gid, "consumer",
+                     "confluent-kafka (group.protocol=consumer, group.instance.id)", [
             f"{a} (instance-a) and {b} (instance-b) join; {a} owns {owned_a}",
             f"{b} commits {_fmt(committed)}",
             f"{a} closes: static temporary leave (member epoch -2, partitions kept)",
@@ -645,7 +647,7 @@ class Workloads:
         ids = [g.group_id for g in listed if g.type.name in ("CLASSIC", "CONSUMER")]
         if not ids:
             return True
-        for gid, future in self.admin.describe_consumer_groups(ids, request_timeout=10).items():
+        for future in self.admin.describe_consumer_groups(ids, request_timeout=10).values():
             d = future.result()
             if d.state not in (ConsumerGroupState.STABLE, ConsumerGroupState.EMPTY):
                 return False

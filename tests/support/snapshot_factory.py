@@ -51,7 +51,7 @@ def write_offset_commits(root: Path, n_records: int, partitions: int = 3,
             if segment is None or batches == segment_batches:
                 if segment is not None:
                     segment.close()
-                segment, batches = open(directory / f"{offset:020d}.log", "wb"), 0
+                segment, batches = open(directory / f"{offset:020d}.log", "wb"), 0  # noqa: SIM115  (closed below)
             count = min(batch_size, share - offset)
             records = [(offset_commit_key(f"group-{p}-{(offset + i) % 97}", "orders", (offset + i) % 12),
                         offset_commit_value(offset + i, base_timestamp + offset + i),

@@ -56,7 +56,7 @@ class LogView:
 class CompactedView(LogView):
     """The latest record per key of a scenario's log (see :func:`support.scenarios.log.compact`)."""
 
-    def __init__(self, source: "ScenarioBase", drop_tombstones: bool):
+    def __init__(self, source: ScenarioBase, drop_tombstones: bool):
         self.partition = source.partition
         self.batches = compact(source.batches, drop_tombstones=drop_tombstones)
         self.steps = source.steps
