@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Table names: the bronze rows as read, the data records decoded from them, and what could not be read.
 RAW_RECORDS = "raw_records"
+RECORDS = "records"
 QUARANTINE = "quarantine"
 
 

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from jobs.lake import RAW_RECORDS, read_snapshot, read_table, replace_snapshot
+from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
 from jobs.lake.findings import FINDINGS, findings_ddl
 from jobs.stages.group_events import arrow_events, group_event_rows
 
 OUTPUT_DDL = "row string"
-RECORDS = "records"
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
                ("target_assignments", "topic_name"))

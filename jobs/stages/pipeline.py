@@ -18,14 +18,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot, table_path
+from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_snapshot, replace_snapshot, table_path
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import (DECODE_STAGE, decode_snapshot, quarantine_columns, records_columns,
                                 staged_columns)
 from jobs.stages.ingest import IngestReport, ingest
 from jobs.stages.progress import Progress
 
-RECORDS = "records"
 STAGING = "_staging"
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")
 
