@@ -109,7 +109,7 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     # The interval ends after the sample landed (its mtime), so the landing dir has it by then.
     logical = (datetime.now(timezone.utc) + timedelta(hours=1)).replace(minute=0, second=0,
                                                                         microsecond=0)
-    conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "HIGH"}
+    conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "high"}
     proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", "offsetlake",
                            logical.isoformat(), "-c", json.dumps(conf)],
                           capture_output=True, text=True, env=env, timeout=3000)
