@@ -28,7 +28,7 @@ from airflow.sdk import DAG, Param, task  # noqa: E402
 from jobs.runtime.config import load_section  # noqa: E402  (YAML only)
 
 DAG_ID = "offsetlake"
-SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"]
+SEVERITIES = ["critical", "high", "medium", "low", "info", "never"]  # audit --fail-on
 SETTINGS = load_section("airflow")
 COMMANDS = PROJECT_ROOT / "jobs" / "commands"
 SNAPSHOT = "ti.xcom_pull(task_ids='snapshot')"
@@ -144,7 +144,7 @@ with DAG(
         "lake": Param(str(SETTINGS.get("lake", "./lake")), type="string"),
         "target_versions": Param([str(v) for v in SETTINGS.get("target_versions", [])],
                                  type="array", description="downgrade targets the audit checks"),
-        "fail_on": Param(str(SETTINGS.get("fail_on", "HIGH")), enum=SEVERITIES),
+        "fail_on": Param(str(SETTINGS.get("fail_on", "high")).lower(), enum=SEVERITIES),
     },
     tags=["offsetlake"],
 ) as dag:
@@ -155,7 +155,8 @@ with DAG(
                                       "--snapshot-id", snapshot_id])
     # A finding is a fact about the data: retrying cannot change it.
     audit = spark_job("audit", "audit.py",
-                      ["--lake", lake, "--fail-on", "{{ params.fail_on }}", TARGET_VERSIONS],
+                      ["--lake", lake, "--snapshot", snapshot_id, "--fail-on", "{{ params.fail_on }}",
+                       TARGET_VERSIONS],
                       operator=AuditSubmitOperator, retries=0)
     quality = spark_job("quality", "quality.py", ["--lake", lake, "--snapshot-id", snapshot_id],
                         trigger_rule="none_failed")

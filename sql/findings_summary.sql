@@ -3,9 +3,9 @@
 with ranked as (
     select
         *,
-        case severity
-            when 'CRITICAL' then 1 when 'HIGH' then 2 when 'MEDIUM' then 3
-            when 'LOW' then 4 when 'INFO' then 5 else 6
+        case lower(severity)
+            when 'critical' then 1 when 'high' then 2 when 'medium' then 3
+            when 'low' then 4 when 'info' then 5 else 6
         end as severity_rank
     from findings
 )

@@ -109,10 +109,10 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     # The interval ends after the sample landed (its mtime), so the landing dir has it by then.
     logical = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0,
                                                                         microsecond=0)
-    conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "HIGH"}
+    conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "high"}
     proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", "offsetlake",
                            logical.isoformat(), "-c", json.dumps(conf)],
-                          capture_output=True, text=True, env=env, timeout=3000)
+                          capture_output=True, text=True, env=env, timeout=5400)
     log = proc.stdout + proc.stderr
     with sqlite3.connect(home / "airflow.db") as db:
         states = dict(db.execute("select task_id, state from task_instance").fetchall())

@@ -62,7 +62,7 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     section = dict(zip(sections, re.split(r"<h2>[^<]+</h2>", html)[1:]))
     assert "5 (4 data, 1 control)" in section["Snapshot"]
     assert "2026-11-18 11:06:41 .. 2026-11-18 11:07:22 UTC" in section["Snapshot"]
-    assert "<td>CG-03</td><td>HIGH</td><td>VIOLATION</td><td>2</td>" in section["Findings"]
+    assert "<td>CG-03</td><td>high</td><td>violation</td><td>2</td>" in section["Findings"]
     assert section["Findings"].count("<rect") == 2  # a bar per rule and severity
     assert "<td>4.0</td><td>no</td><td>BREAK</td>" in section["Downgrade readiness"]
     assert "<td>4.3</td><td><span class='ok'>yes</span></td><td>OK</td>" in section["Downgrade readiness"]

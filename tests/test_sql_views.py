@@ -137,9 +137,9 @@ def test_findings_summary(spark, lake):
                ["rule_id", "severity", "severity_rank", "verdict", "finding_count", "group_count",
                 "first_log_partition", "first_log_offset"], order=["severity_rank", "rule_id"])
     assert got == [
-        dict(rule_id="CG-03", severity="HIGH", severity_rank=2, verdict="VIOLATION", finding_count=2,
+        dict(rule_id="CG-03", severity="high", severity_rank=2, verdict="violation", finding_count=2,
              group_count=2, first_log_partition=0, first_log_offset=21),
-        dict(rule_id="CG-10", severity="INFO", severity_rank=5, verdict="NOTE", finding_count=1,
+        dict(rule_id="CG-10", severity="info", severity_rank=5, verdict="notice", finding_count=1,
              group_count=1, first_log_partition=0, first_log_offset=12),
     ]
 

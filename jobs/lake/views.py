@@ -15,17 +15,20 @@ from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
 
-# Issue 11's tables, as its brief describes them; jobs/lake/findings.py and jobs/lake/downgrade.py
-# will own these contracts. Used only to register an empty table when the lake has none.
+# Issue 11's tables as its work in progress defines them (jobs/lake/findings.py FINDINGS_COLUMNS,
+# jobs/lake/downgrade.py DOWNGRADE_FINDINGS_COLUMNS), which will own these contracts once merged.
+# Used only to register an empty table when the lake has none. Severities are lower case there.
 FINDINGS_COLUMNS = [
     ("snapshot_id", "string"), ("rule_id", "string"), ("severity", "string"), ("verdict", "string"),
     ("group_id", "string"), ("member_id", "string"), ("topic", "string"), ("topic_id", "string"),
-    ("partition", "int"), ("log_partition", "int"), ("log_offset", "bigint"), ("message", "string"),
-    ("details", "string")]
+    ("partition", "int"), ("log_partition", "int"), ("log_offset", "bigint"),
+    ("evidence_log_offsets", "array<bigint>"), ("message", "string"), ("details", "string")]
 DOWNGRADE_FINDINGS_COLUMNS = [
     ("snapshot_id", "string"), ("target_version", "string"), ("partition", "int"),
-    ("group_id", "string"), ("rule_id", "string"), ("class", "string"), ("severity", "string"),
-    ("counts", "bigint"), ("message", "string")]
+    ("group_id", "string"), ("rule_id", "string"), ("class", "string"), ("failure_mode", "string"),
+    ("severity", "string"), ("record_count", "bigint"), ("live_record_count", "bigint"),
+    ("first_offset", "bigint"), ("last_offset", "bigint"), ("message", "string"),
+    ("details", "string")]
 # The columns of `records` the views read (the whole table has a VARIANT value; see docs/lake.md).
 RECORDS_COLUMNS = [
     ("snapshot_id", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "bigint"),

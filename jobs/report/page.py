@@ -60,7 +60,7 @@ def _findings(data: ReportData) -> str:
     if not data.findings_available:
         return "<p class='muted'>No findings table in this lake: the audit has not run.</p>"
     bars = [(f"{r['rule_id']} {r['severity']}", float(r["finding_count"]),
-             SEVERITY_COLORS.get(r["severity"], "#777")) for r in data.findings]
+             SEVERITY_COLORS.get(str(r["severity"]).upper(), "#777")) for r in data.findings]
     return bar_chart(bars, "findings by rule and severity") + table(
         data.findings, ["rule_id", "severity", "verdict", "finding_count", "group_count",
                         "first_log_partition", "first_log_offset"], "No findings: every rule passed.")

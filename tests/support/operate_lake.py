@@ -141,22 +141,22 @@ QUARANTINE = _rows("s1", [
 ])
 
 FINDINGS = _rows("s1", [
-    dict(rule_id="CG-03", severity="HIGH", verdict="VIOLATION", group_id="g-cons", member_id="m1",
+    dict(rule_id="CG-03", severity="high", verdict="violation", group_id="g-cons", member_id="m1",
          log_partition=0, log_offset=21, message="target above group"),
-    dict(rule_id="CG-03", severity="HIGH", verdict="VIOLATION", group_id="g-assigning",
+    dict(rule_id="CG-03", severity="high", verdict="violation", group_id="g-assigning",
          log_partition=2, log_offset=5, message="target above group"),
-    dict(rule_id="CG-10", severity="INFO", verdict="NOTE", group_id="g-cons", member_id="m2",
+    dict(rule_id="CG-10", severity="info", verdict="notice", group_id="g-cons", member_id="m2",
          log_partition=0, log_offset=12, message="null assignment epochs"),
 ])
 DOWNGRADE_FINDINGS = _rows("s1", [
     dict(target_version="3.9", partition=0, group_id="g-cons", rule_id="DU-2",
-         **{"class": "READ-AS-LATEST"}, severity="MEDIUM", counts=4),
+         **{"class": "READ-AS-LATEST"}, severity="medium", record_count=4),
     dict(target_version="3.9", partition=1, group_id="g-classic", rule_id="DU-3",
-         **{"class": "DROP"}, severity="HIGH", counts=2),
+         **{"class": "DROP"}, severity="high", record_count=2),
     dict(target_version="4.0", partition=0, group_id="g-cons", rule_id="DU-2",
-         **{"class": "BREAK"}, severity="CRITICAL", counts=4),
+         **{"class": "BREAK"}, severity="critical", record_count=4),
     dict(target_version="4.3", partition=0, group_id="g-cons", rule_id="DU-9",
-         **{"class": "INFO"}, severity="INFO", counts=1),
+         **{"class": "INFO"}, severity="info", record_count=1),
 ])
 
 TABLES = {
