@@ -21,7 +21,6 @@ PROJECT_ROOT = Path(__file__).absolute().parents[1]
 if str(PROJECT_ROOT) not in sys.path:  # the DAG folder is on sys.path, the project root is not
     sys.path.insert(0, str(PROJECT_ROOT))
 
-from airflow.sdk.exceptions import AirflowSkipException  # noqa: E402
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator  # noqa: E402
 from airflow.sdk import DAG, Param, task  # noqa: E402
 
@@ -91,14 +90,10 @@ def snapshot(params=None, data_interval_start=None, data_interval_end=None, logi
 
 
 class AuditSubmitOperator(SparkSubmitOperator):
-    """spark-submit of the audit. HOOK (issue 11): until ``jobs/commands/audit.py`` exists the task
-    is skipped and says so; from then on it runs, and its exit code 3 (findings at or above
-    ``fail_on``) fails the task, with the findings printed in this task's log."""
+    """spark-submit of the audit: its exit code 3 (findings at or above ``fail_on``) fails the
+    task, with the findings printed in this task's log."""
 
     def execute(self, context):
-        if not Path(self.application).exists():
-            raise AirflowSkipException(f"{self.application} does not exist yet (issue 11): "
-                                       "audit skipped")
         # One --target-version per version: a template renders one argument, not a list.
         versions = [a for v in context["params"]["target_versions"] for a in ("--target-version", v)]
         self.application_args = [a for arg in self.application_args

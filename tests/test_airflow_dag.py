@@ -97,7 +97,7 @@ def _expected_group_epochs() -> dict:
 
 
 def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
-    """snapshot (landing dir) -> run -> audit (skipped until issue 11 lands) -> quality -> report."""
+    """snapshot (landing dir) -> run -> audit (the sample passes --fail-on high) -> quality -> report."""
     home, landing, lake = tmp_path / "airflow", tmp_path / "landing", tmp_path / "lake"
     landing.mkdir()
     (landing / "kafka-4.3.1").symlink_to(SAMPLE)
@@ -116,8 +116,7 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     log = proc.stdout + proc.stderr
     with sqlite3.connect(home / "airflow.db") as db:
         states = dict(db.execute("select task_id, state from task_instance").fetchall())
-    audit_state = "skipped" if not (ROOT / "jobs/commands/audit.py").exists() else "success"
-    assert states == {"snapshot": "success", "run": "success", "audit": audit_state,
+    assert states == {"snapshot": "success", "run": "success", "audit": "success",
                       "quality": "success", "report": "success"}, log[-6000:]
     [snapshot_dir] = [p.name for p in (lake / "groups").iterdir() if p.name.startswith("snapshot_id=")]
     snapshot_id = snapshot_dir.split("=", 1)[1]
@@ -125,6 +124,9 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     groups = spark.read.format("delta").load(str(lake / "groups")).collect()
     assert {g.group_id: (g.group_epoch, g.generation, g.member_count) for g in groups} == \
         _expected_group_epochs()
+    findings = spark.read.format("delta").load(str(lake / "findings")).collect()
+    assert {f.snapshot_id for f in findings} == {snapshot_id}
+    assert not [f for f in findings if f.severity in ("high", "critical")]
     quality = json.loads((lake / "_reports" / "quality" / f"{snapshot_id}.json").read_text())
     assert quality["success"] and quality["snapshot_id"] == snapshot_id
     report = (lake / "_reports" / f"report-{snapshot_id}.html").read_text()
