@@ -67,8 +67,11 @@ def records_columns():
 
     decoded = [RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA
                if f.name not in ("value_json", "error_reason", "error_message")]
+    # try_: Spark's JSON parser refuses a string over 20,000,000 characters (a blob of ~15 MiB,
+    # base64), whatever the memory; such a value is NULL here and whole in raw_records, and the
+    # replay, which reads the record's bytes, is unaffected (docs/reliability.md).
     return ([F.col(c) for c in ENVELOPE] + [F.col(c) for c in decoded]
-            + [F.parse_json("value_json").alias("value")])
+            + [F.try_parse_json("value_json").alias("value")])
 
 
 def quarantine_columns(decoded):

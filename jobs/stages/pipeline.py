@@ -78,8 +78,11 @@ def decode(spark, lake: Path, snapshot_id: str, staging: Path) -> tuple[int, int
     staged = spark.read.parquet(str(staging / "decoded"))
     ok = F.col("error_reason").isNull()
     written = _write(spark, staged.where(ok).select(*records_columns()), lake, RECORDS, snapshot_id)
-    bad = _write(spark, quarantine_columns(staged.where(~ok)), lake, QUARANTINE, snapshot_id,
-                 only=DECODE_STAGE)
+    replace_snapshot(quarantine_columns(staged.where(~ok)), lake, QUARANTINE, snapshot_id,
+                     only=DECODE_STAGE)
+    # Counted, not taken from the commit's numOutputRows: a replaceWhere on a data column
+    # rewrites the files it shares with the ingest stage's rows, and the metric counts those too.
+    bad = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(DECODE_STAGE).count()
     return staged.count(), written, bad
 
 
