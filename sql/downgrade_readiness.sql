@@ -6,11 +6,12 @@ with per_target as (
         snapshot_id,
         target_version,
         count_if(class = 'BREAK') as break_count,
-        count_if(class = 'DROP') as drop_count,
+        -- A dropped tombstone or superseded record (severity info) loses nothing.
+        count_if(class = 'DROP' and lower(severity) <> 'info') as drop_count,
         count_if(class = 'RESURRECT') as resurrect_count,
         count_if(class = 'READ-AS-LATEST') as read_as_latest_count,
         count_if(class = 'INFO') as info_count,
-        sum(counts) as affected_record_count,
+        sum(record_count) as affected_record_count,
         count(distinct group_id) as affected_group_count,
         count(distinct partition) as affected_partition_count
     from downgrade_findings

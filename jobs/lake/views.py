@@ -15,17 +15,14 @@ from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
 
-# Issue 11's tables, as its brief describes them; jobs/lake/findings.py and jobs/lake/downgrade.py
-# will own these contracts. Used only to register an empty table when the lake has none.
+# Issue 11's findings table, as its brief describes it (jobs/lake/findings.py will own it);
+# downgrade_findings' contract is jobs/lake/downgrade.py's. Used only to register an empty table
+# when the lake has none.
 FINDINGS_COLUMNS = [
     ("snapshot_id", "string"), ("rule_id", "string"), ("severity", "string"), ("verdict", "string"),
     ("group_id", "string"), ("member_id", "string"), ("topic", "string"), ("topic_id", "string"),
     ("partition", "int"), ("log_partition", "int"), ("log_offset", "bigint"), ("message", "string"),
     ("details", "string")]
-DOWNGRADE_FINDINGS_COLUMNS = [
-    ("snapshot_id", "string"), ("target_version", "string"), ("partition", "int"),
-    ("group_id", "string"), ("rule_id", "string"), ("class", "string"), ("severity", "string"),
-    ("counts", "bigint"), ("message", "string")]
 # The columns of `records` the views read (the whole table has a VARIANT value; see docs/lake.md).
 RECORDS_COLUMNS = [
     ("snapshot_id", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "bigint"),
@@ -50,6 +47,7 @@ def contract_columns() -> dict[str, list[tuple[str, str]]]:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from jobs.lake.bronze import QUARANTINE_SCHEMA, RAW_RECORDS_SCHEMA
+    from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
     from jobs.replay.tables import SNAPSHOT_COLUMN, TABLE_COLUMNS
 
     def spark_columns(arrow_schema):
@@ -59,7 +57,7 @@ def contract_columns() -> dict[str, list[tuple[str, str]]]:
                  "quarantine": spark_columns(QUARANTINE_SCHEMA), "records": RECORDS_COLUMNS}
     contracts.update({name: [SNAPSHOT_COLUMN, *cols] for name, cols in TABLE_COLUMNS.items()})
     contracts["findings"] = FINDINGS_COLUMNS
-    contracts["downgrade_findings"] = DOWNGRADE_FINDINGS_COLUMNS
+    contracts["downgrade_findings"] = spark_columns(DOWNGRADE_FINDINGS_SCHEMA)
     return contracts
 
 

@@ -150,13 +150,13 @@ FINDINGS = _rows("s1", [
 ])
 DOWNGRADE_FINDINGS = _rows("s1", [
     dict(target_version="3.9", partition=0, group_id="g-cons", rule_id="DU-2",
-         **{"class": "READ-AS-LATEST"}, severity="MEDIUM", counts=4),
+         **{"class": "READ-AS-LATEST"}, severity="MEDIUM", record_count=4),
     dict(target_version="3.9", partition=1, group_id="g-classic", rule_id="DU-3",
-         **{"class": "DROP"}, severity="HIGH", counts=2),
+         **{"class": "DROP"}, severity="HIGH", record_count=2),
     dict(target_version="4.0", partition=0, group_id="g-cons", rule_id="DU-2",
-         **{"class": "BREAK"}, severity="CRITICAL", counts=4),
+         **{"class": "BREAK"}, severity="CRITICAL", record_count=4),
     dict(target_version="4.3", partition=0, group_id="g-cons", rule_id="DU-9",
-         **{"class": "INFO"}, severity="INFO", counts=1),
+         **{"class": "INFO"}, severity="INFO", record_count=1),
 ])
 
 TABLES = {
