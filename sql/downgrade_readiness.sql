@@ -6,7 +6,8 @@ with per_target as (
         snapshot_id,
         target_version,
         count_if(class = 'BREAK') as break_count,
-        count_if(class = 'DROP') as drop_count,
+        -- A dropped tombstone or superseded record (severity info) loses nothing.
+        count_if(class = 'DROP' and lower(severity) <> 'info') as drop_count,
         count_if(class = 'RESURRECT') as resurrect_count,
         count_if(class = 'READ-AS-LATEST') as read_as_latest_count,
         count_if(class = 'INFO') as info_count,

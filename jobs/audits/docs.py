@@ -7,6 +7,7 @@ Regenerate after changing a rule::
 
 from __future__ import annotations
 
+from jobs.audits import downgrade as _downgrade  # noqa: F401  (the DU- rules)
 from jobs.audits import rules as _rules  # noqa: F401  (fills the registry)
 from jobs.audits.registry import RULES, SEVERITIES
 from jobs.lake.findings import FINDINGS_COLUMNS

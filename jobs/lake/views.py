@@ -15,20 +15,6 @@ from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
 
-# Issue 11's tables as its work in progress defines them (jobs/lake/findings.py FINDINGS_COLUMNS,
-# jobs/lake/downgrade.py DOWNGRADE_FINDINGS_COLUMNS), which will own these contracts once merged.
-# Used only to register an empty table when the lake has none. Severities are lower case there.
-FINDINGS_COLUMNS = [
-    ("snapshot_id", "string"), ("rule_id", "string"), ("severity", "string"), ("verdict", "string"),
-    ("group_id", "string"), ("member_id", "string"), ("topic", "string"), ("topic_id", "string"),
-    ("partition", "int"), ("log_partition", "int"), ("log_offset", "bigint"),
-    ("evidence_log_offsets", "array<bigint>"), ("message", "string"), ("details", "string")]
-DOWNGRADE_FINDINGS_COLUMNS = [
-    ("snapshot_id", "string"), ("target_version", "string"), ("partition", "int"),
-    ("group_id", "string"), ("rule_id", "string"), ("class", "string"), ("failure_mode", "string"),
-    ("severity", "string"), ("record_count", "bigint"), ("live_record_count", "bigint"),
-    ("first_offset", "bigint"), ("last_offset", "bigint"), ("message", "string"),
-    ("details", "string")]
 # The columns of `records` the views read (the whole table has a VARIANT value; see docs/lake.md).
 RECORDS_COLUMNS = [
     ("snapshot_id", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "bigint"),
@@ -49,10 +35,13 @@ class Catalog:
 
 
 def contract_columns() -> dict[str, list[tuple[str, str]]]:
-    """Every table the views may read, with its columns as (name, Spark SQL type)."""
+    """Every table the views may read, with its columns as (name, Spark SQL type): an audit table
+    absent from a lake is registered empty with its real contract, so a view over it answers empty."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from jobs.lake.bronze import QUARANTINE_SCHEMA, RAW_RECORDS_SCHEMA
+    from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
+    from jobs.lake.findings import FINDINGS_COLUMNS
     from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 
     def spark_columns(arrow_schema):
@@ -61,8 +50,8 @@ def contract_columns() -> dict[str, list[tuple[str, str]]]:
     contracts = {"raw_records": spark_columns(RAW_RECORDS_SCHEMA),
                  "quarantine": spark_columns(QUARANTINE_SCHEMA), "records": RECORDS_COLUMNS}
     contracts.update({name: [SNAPSHOT_COLUMN, *cols] for name, cols in TABLE_COLUMNS.items()})
-    contracts["findings"] = FINDINGS_COLUMNS
-    contracts["downgrade_findings"] = DOWNGRADE_FINDINGS_COLUMNS
+    contracts["findings"] = [(name, dtype) for name, dtype, _ in FINDINGS_COLUMNS]
+    contracts["downgrade_findings"] = spark_columns(DOWNGRADE_FINDINGS_SCHEMA)
     return contracts
 
 
