@@ -32,14 +32,6 @@ def test_help_lists_every_planned_command():
     assert "__consumer_offsets" in out
 
 
-def test_unbuilt_command_says_so_and_exits_2(capsys):
-    unbuilt = [c.name for c in COMMANDS if c.module is None]
-    if not unbuilt:
-        pytest.skip("every planned command is built")
-    assert main([unbuilt[0], "--anything"]) == 2
-    assert "not built yet" in capsys.readouterr().err
-
-
 def test_no_command_prints_help_and_exits_2(capsys):
     assert main([]) == 2
     assert "commands" in capsys.readouterr().err

@@ -39,7 +39,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = EPILOG
+    parser.epilog = f"{parser.epilog}\n\n{EPILOG}" if parser.epilog else EPILOG
     parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
     parser.add_argument("--snapshot", metavar="ID",
                         help="snapshot id to audit (default: the lake's only snapshot)")

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 from jobs.runtime.config import PROJECT_ROOT, load_config
+from jobs.commands.inputs import EXIT_CODES_HELP
+
+EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
 DEFAULT_SAMPLE = PROJECT_ROOT / "samples" / "kafka-4.3.1"  # a real snapshot, see its README
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from jobs.commands.inputs import EXIT_CODES_HELP
 
+EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
 
 

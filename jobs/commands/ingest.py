@@ -9,7 +9,9 @@ import argparse
 import sys
 
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
+from jobs.commands.inputs import EXIT_CODES_HELP
 
+EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
 
 

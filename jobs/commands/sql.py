@@ -16,6 +16,9 @@ from pathlib import Path
 
 from jobs.lake.views import lake_tables, register_lake
 from jobs.runtime.config import load_config
+from jobs.commands.inputs import EXIT_CODES_HELP
+
+EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
 FORMATS = ("table", "json", "csv")
 
