@@ -94,17 +94,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _downgrade_functions(targets: list[str]):
-    """(downgrade_findings, verdict_lines), None without targets, False when not built."""
+    """(downgrade_findings, verdict_lines) for the targets, None without any, False (said on
+    stderr) when a target is not a version the downgrade audit knows."""
     if not targets:
         return None
-    try:
-        from jobs.audits.downgrade import verdict_lines
-        from jobs.stages.downgrade import downgrade_findings
-    except ImportError as error:
-        print("offsetlake audit: --target-version needs the downgrade audit "
-              f"(jobs.stages.downgrade, jobs.audits.downgrade), missing from this build: {error}",
-              file=sys.stderr)
-        return False
+    from jobs.audits.downgrade_targets import parse_target
+    from jobs.audits.downgrade import verdict_lines
+    from jobs.stages.downgrade import downgrade_findings
+
+    for target in targets:
+        try:
+            parse_target(target)
+        except ValueError as error:
+            print(f"offsetlake audit: --target-version {target}: {error}", file=sys.stderr)
+            return False
     return downgrade_findings, verdict_lines
 
 
