@@ -12,7 +12,6 @@ from jobs.runtime.session import SparkSetupError, configure_builder, delta_jars
 def test_session_is_configured_from_conf(spark):
     conf = spark.sparkContext.getConf()
     assert spark.conf.get("spark.sql.extensions") == "io.delta.sql.DeltaSparkSessionExtension"
-    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
     assert conf.get("spark.master") == "local[2]"
     assert conf.get("spark.ui.enabled") == "false"
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
@@ -31,6 +30,7 @@ def test_spark_submit_keeps_its_own_master(monkeypatch):
     builder = configure_builder(SparkSession.Builder(), cfg)
     options = builder._options
     assert "spark.master" not in options and "spark.jars" not in options
+    assert options["spark.sql.shuffle.partitions"] == "8"  # SparkSettings' default, as in conf/
     assert options["spark.sql.catalog.spark_catalog"].endswith("DeltaCatalog")
 
 

@@ -3,8 +3,10 @@ exactly what that lake says; `offsetlake sql` queries them by name and at its pr
 
 from __future__ import annotations
 
-import io
 import json
+import sys
+import subprocess
+import os
 from datetime import datetime, UTC
 
 import pytest
@@ -200,20 +202,23 @@ def test_views_answer_empty_on_a_lake_without_audit_tables(spark, lake, tmp_path
     register_lake(spark, lake)  # the other tests' catalog back
 
 
-def test_sql_command_queries_views_by_name_and_at_the_prompt(lake, capsys, monkeypatch):
-    from jobs.cli import main as offsetlake
-
-    assert offsetlake(["sql", "--lake", str(lake), "--format", "json",
-                       "select group_id, epochs_behind from members_not_converged"]) == 0
-    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == \
+def test_sql_command_queries_views_by_name_and_at_the_prompt(lake):
+    """The real command in its own process (its own Spark session), by name and at the prompt."""
+    offsetlake = [sys.executable, "-m", "jobs.cli"]
+    env = {**os.environ, "OFFSETLAKE_SPARK__MASTER": "local[1]"}
+    by_name = subprocess.run(offsetlake + ["sql", "--lake", str(lake), "--format", "json",
+                                           "select group_id, epochs_behind from members_not_converged"],
+                             capture_output=True, text=True, env=env, timeout=600)
+    assert by_name.returncode == 0, by_name.stderr[-3000:]
+    assert [json.loads(line) for line in by_name.stdout.splitlines()] == \
         [{"group_id": "g-cons", "epochs_behind": 1}]
     typed = ("select target_version\n  from downgrade_readiness where is_ready;\n\\d\n"
              "select nope from nowhere;\n\\q\nselect 1;\n")
-    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
-    assert offsetlake(["sql", "--lake", str(lake), "--format", "csv"]) == 1  # one statement failed
-    out, err = capsys.readouterr()
-    lines = out.splitlines()
+    prompt = subprocess.run(offsetlake + ["sql", "--lake", str(lake), "--format", "csv"], input=typed,
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert prompt.returncode == 1, prompt.stderr[-3000:]  # one statement failed
+    lines = prompt.stdout.splitlines()
     assert lines[:2] == ["target_version", "4.3"]
     assert {"group_overview", "findings", "raw_records", "open_transactions"} <= set(lines[2:])
-    assert "1" not in lines  # nothing after \q ran
-    assert "nowhere" in err
+    assert "1" not in lines  # nothing after \\q ran
+    assert "nowhere" in prompt.stderr
