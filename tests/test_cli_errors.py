@@ -74,3 +74,11 @@ def test_storage_refusals_are_recognised_through_causes_and_jvm_messages():
                        "No space left on device\n\tat java.base/...")
     assert storage_error(jvm) == "No space left on device"
     assert storage_error(ValueError("bad record")) is None
+
+
+@pytest.mark.parametrize("command", ["quality", "report"])
+def test_a_lake_without_tables_is_nothing_to_read(command, tmp_path, capsys):
+    from jobs.cli import main
+
+    assert main([command, "--lake", str(tmp_path)]) == 5
+    assert capsys.readouterr().err.startswith(f"offsetlake {command}: no Delta tables")

@@ -102,3 +102,20 @@ def write_lake(prog: str, lake: Path, job) -> int:
         return fail(prog, f"cannot write the lake {lake}: {reason}; tables keep their last "
                           "committed contents, run again once the storage is fixed",
                     EXIT_LAKE_STORAGE)
+
+
+def open_snapshot(prog: str, cfg, requested: str | None):
+    """(spark, snapshot_id, every snapshot id) of a lake's snapshot to read: ``requested``, or the
+    last id in ``raw_records``; an int exit code, said on stderr, when the lake has none."""
+    from jobs.lake.views import lake_tables, snapshot_ids
+    from jobs.runtime.session import get_spark
+
+    if not lake_tables(cfg.lake_path):
+        return fail(prog, f"no Delta tables in {cfg.lake_path}; run `offsetlake run` first",
+                    EXIT_NO_SEGMENTS)
+    spark = get_spark(cfg, app_name=f"offsetlake-{prog}")
+    snapshots = snapshot_ids(spark, cfg.lake_path)
+    snapshot_id = requested or (snapshots or [None])[-1]
+    if snapshot_id is None:
+        return fail(prog, f"no snapshot in {cfg.lake_path}/raw_records", EXIT_NO_SEGMENTS)
+    return spark, snapshot_id, snapshots

@@ -33,21 +33,17 @@ def _print(result) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.lake.views import lake_tables, register_lake, report_dir, snapshot_ids
+    from jobs.commands.inputs import open_snapshot
+    from jobs.lake.views import register_lake, report_dir
     from jobs.quality.runner import run_quality
     from jobs.quality.suites import suites
     from jobs.runtime.config import load_section
-    from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(args.lake)
-    if not lake_tables(cfg.lake_path):
-        print(f"offsetlake quality: no Delta tables in {cfg.lake_path}", file=sys.stderr)
-        return 2
-    spark = get_spark(cfg, app_name="offsetlake-quality")
-    snapshot_id = args.snapshot_id or (snapshot_ids(spark, cfg.lake_path) or [None])[-1]
-    if snapshot_id is None:
-        print(f"offsetlake quality: no snapshot in {cfg.lake_path}/raw_records", file=sys.stderr)
-        return 2
+    opened = open_snapshot("quality", cfg, args.snapshot_id)
+    if isinstance(opened, int):
+        return opened
+    spark, snapshot_id, _ = opened
     register_lake(spark, cfg.lake_path, snapshot_id)
     settings = load_section("quality")
     bound = float(settings.get("max_decode_error_rate", 0.001))

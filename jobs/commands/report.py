@@ -23,22 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.lake.views import lake_tables, register_lake, report_dir, snapshot_ids
+    from jobs.commands.inputs import open_snapshot
+    from jobs.lake.views import register_lake, report_dir
     from jobs.quality.runner import load_result, result_path
     from jobs.report.data import collect
     from jobs.report.page import render
-    from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(args.lake)
-    if not lake_tables(cfg.lake_path):
-        print(f"offsetlake report: no Delta tables in {cfg.lake_path}", file=sys.stderr)
-        return 2
-    spark = get_spark(cfg, app_name="offsetlake-report")
-    snapshots = snapshot_ids(spark, cfg.lake_path)
-    snapshot_id = args.snapshot_id or (snapshots or [None])[-1]
-    if snapshot_id is None:
-        print(f"offsetlake report: no snapshot in {cfg.lake_path}/raw_records", file=sys.stderr)
-        return 2
+    opened = open_snapshot("report", cfg, args.snapshot_id)
+    if isinstance(opened, int):
+        return opened
+    spark, snapshot_id, snapshots = opened
     catalog = register_lake(spark, cfg.lake_path, snapshot_id)
     data = collect(spark, snapshot_id, catalog.placeholders, snapshots)
     reports = report_dir(cfg.lake_path)
