@@ -123,19 +123,14 @@ def _tombstone(groups: dict[str, _Group], f: RecordFacts, target: Target) -> Non
             raise ReplayBreak(f.offset, f"a type-{t} tombstone for group {gid}, which does not "
                                         "exist as such at that point (strict replay before 4.0)")
         return
+    if t in (8, 22, 14, 5, 10, 19) and member not in group.members:
+        if target.strict_replay:
+            raise ReplayBreak(f.offset, f"a type-{t} tombstone for member {member} of {gid}, "
+                                        "unknown at that point (strict replay before 4.0)")
+        return
     if t in (8, 22, 14):
-        if member not in group.members:
-            if target.strict_replay:
-                raise ReplayBreak(f.offset, f"a type-{t} tombstone for member {member} of {gid}, "
-                                            "unknown at that point (strict replay before 4.0)")
-            return
         group.assigned.pop(member, None)
     elif t in (5, 10, 19):
-        if member not in group.members:
-            if target.strict_replay:
-                raise ReplayBreak(f.offset, f"a type-{t} tombstone for member {member} of {gid}, "
-                                            "unknown at that point (strict replay before 4.0)")
-            return
         if member in group.assigned or member in group.targets:
             raise ReplayBreak(f.offset, f"member {member} of {gid} is deleted while it still has "
                                         "a current or target assignment (CG-07)")
