@@ -4,8 +4,8 @@
 :mod:`jobs.lake.delta` the idempotent Delta writes (``replaceWhere`` on the snapshot id).
 """
 
-from jobs.lake.delta import (QUARANTINE, RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot,
-                             table_path)
+from jobs.lake.delta import (QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, read_snapshot, read_table,
+                             replace_snapshot, table_path)
 
 __all__ = ["RAW_RECORDS", "RECORDS", "QUARANTINE", "table_path", "replace_snapshot", "read_table",
-           "read_snapshot"]
+           "read_snapshot", "committed_rows"]

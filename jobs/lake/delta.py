@@ -39,6 +39,16 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
        .save(table_path(lake, table)))
 
 
+def committed_rows(spark, lake: Path, table: str) -> int:
+    """Rows the last commit of ``table`` wrote (its ``numOutputRows`` metric), without a scan.
+    Exact for a replace of a whole snapshot; a replace narrowed by ``only=`` may count rows it
+    rewrote from the files it shares with other stages."""
+    from delta.tables import DeltaTable
+
+    last = DeltaTable.forPath(spark, table_path(lake, table)).history(1).collect()[0]
+    return int((last["operationMetrics"] or {}).get("numOutputRows", 0))
+
+
 def read_table(spark, lake: Path, table: str):
     return spark.read.format("delta").load(table_path(lake, table))
 

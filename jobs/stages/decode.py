@@ -1,7 +1,9 @@
-"""Decode stage: ``raw_records`` → ``records`` (typed envelope + value) and decode quarantine.
+"""Decode stage: raw rows → ``records`` (typed envelope + value) and decode quarantine.
 
-One Arrow-batched adapter calls :func:`decoders.batch_decode.decode_batch` through ``mapInArrow``;
-no per-field UDFs. ``records`` holds one row per data record that decoded: envelope columns in
+Decoding happens once, next to reading: :func:`decode_rows` adds the decoded columns of
+:func:`decoders.batch_decode.decode_batch` to an Arrow batch of ingest rows (the bronze columns of
+:mod:`jobs.stages.segment_rows`), on the executor that read them, so raw bytes cross into Python
+once. No per-field UDFs. ``records`` holds one row per data record that decoded: envelope columns in
 Kafka's words, offset-commit columns typed (the 95% case), and every value as a ``VARIANT`` of
 Kafka's JSON shape (``value:data.memberEpoch``). Rows that do not decode (unknown type or
 version, truncation, invalid UTF-8 ...) go to ``quarantine`` with stage ``decode``, their raw
@@ -10,7 +12,9 @@ key and value, and the reason. Data rows in = records + quarantined, always.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from decoders.batch_decode import OUTPUT_SCHEMA, decode_batch
 
@@ -19,46 +23,61 @@ ENVELOPE = ("snapshot_id", "partition", "offset", "timestamp", "timestamp_type",
 # decode_batch's offset-commit columns are renamed so they cannot be mistaken for the log position.
 RENAMED = {"partition": "topic_partition", "offset": "committed_offset"}
 DECODE_STAGE = "stage = 'decode'"
+# Spark's JSON parser refuses a string over 20,000,000 characters (Jackson's StreamReadConstraints,
+# not configurable in Spark 4.2): ``records.value`` of such a record is NULL whatever is staged, so
+# its JSON (a blob of about 15 MiB and up, in base64) is not carried through the stages at all.
+MAX_VALUE_JSON_CHARS = 20_000_000
 
 
-def _decoded_fields() -> list[pa.Field]:
+def decoded_fields() -> list[pa.Field]:
     return [pa.field(RENAMED.get(f.name, f.name), f.type) for f in OUTPUT_SCHEMA]
 
 
-def decode_arrow(batches, envelope_schema: pa.Schema):
-    """mapInArrow body: raw rows (envelope + key + value) → envelope + decoded columns + raw."""
-    for batch in batches:
-        decoded = decode_batch(batch.column("key"), batch.column("value"))
-        arrays = [batch.column(name) for name in envelope_schema.names]
-        arrays += decoded.columns + [batch.column("key"), batch.column("value")]
-        yield pa.RecordBatch.from_arrays(arrays, schema=_output_schema(envelope_schema))
+def with_decoded_schema(rows_schema: pa.Schema) -> pa.Schema:
+    return pa.schema(list(rows_schema) + decoded_fields())
 
 
-def _output_schema(envelope_schema: pa.Schema) -> pa.Schema:
-    return pa.schema(list(envelope_schema) + _decoded_fields()
-                     + [pa.field("key", pa.binary()), pa.field("value", pa.binary())])
+def decode_rows(batch: pa.RecordBatch, data: np.ndarray | None = None) -> pa.RecordBatch:
+    """``batch`` (ingest rows with ``key``/``value``) plus the decoded columns, filled on the rows
+    where ``data`` is true (data records: ``row_kind = 'record'`` and not a control record, by
+    default) and null elsewhere."""
+    if data is None:
+        data = np.asarray(pc.and_(pc.equal(batch.column("row_kind"), "record"),
+                                  pc.invert(batch.column("is_control"))).fill_null(False))
+    picked = np.flatnonzero(data)
+    decoded = decode_batch(batch.column("key").take(pa.array(picked)),
+                           batch.column("value").take(pa.array(picked)))
+    if len(picked) == batch.num_rows:
+        columns = decoded.columns
+    else:  # each decoded row back at its place, null on the other rows
+        place = np.full(batch.num_rows, -1, np.int64)
+        place[picked] = np.arange(len(picked))
+        index = pa.array(place, mask=place < 0)
+        columns = [column.take(index) for column in decoded.columns]
+    json_at = OUTPUT_SCHEMA.get_field_index("value_json")
+    columns[json_at] = _without_oversized_json(columns[json_at])
+    return pa.RecordBatch.from_arrays(batch.columns + columns,
+                                      schema=with_decoded_schema(batch.schema))
 
 
-def decode_snapshot(raw):
-    """(records, quarantine, data_rows) DataFrames for the data rows of a raw_records DataFrame."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
-
-    data = raw.where(~F.col("is_control")).select(*ENVELOPE, "key", "value")
-    envelope_schema = to_arrow_schema(data.select(*ENVELOPE).schema)
-    out_schema = from_arrow_schema(_output_schema(envelope_schema))
-    decoded = data.mapInArrow(lambda it: decode_arrow(it, envelope_schema), out_schema)
-    return decoded
+def _without_oversized_json(texts: pa.Array) -> pa.Array:
+    lengths = pc.utf8_length(texts)
+    oversized = pc.fill_null(pc.greater(lengths, MAX_VALUE_JSON_CHARS), False)
+    if not pc.any(oversized).as_py():
+        return texts
+    return pc.if_else(oversized, pa.scalar(None, pa.string()), texts)
 
 
-def staged_columns(decoded):
-    """Decode output as staged for the later steps: raw bytes kept only where still needed
-    (rows that failed, for quarantine; membership records, for the Python group replay)."""
-    from pyspark.sql import functions as F
+def decode_frame(rows, rows_schema: pa.Schema):
+    """A DataFrame of ingest rows (``rows_schema``) with the decoded columns added, by
+    ``mapInArrow`` (a capture directory's rows, which were not read by this project's reader)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    keep = F.col("error_reason").isNotNull() | ~F.col("record_type").isin(0, 1)
-    return decoded.select(*[F.when(keep, F.col(c)).alias(c) if c in ("key", "value") else F.col(c)
-                            for c in decoded.columns])
+    def body(batches):
+        for batch in batches:
+            yield decode_rows(batch)
+
+    return rows.mapInArrow(body, from_arrow_schema(with_decoded_schema(rows_schema)))
 
 
 def records_columns():
@@ -67,9 +86,9 @@ def records_columns():
 
     decoded = [RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA
                if f.name not in ("value_json", "error_reason", "error_message")]
-    # try_: Spark's JSON parser refuses a string over 20,000,000 characters (a blob of ~15 MiB,
-    # base64), whatever the memory; such a value is NULL here and whole in raw_records, and the
-    # replay, which reads the record's bytes, is unaffected (docs/reliability.md).
+    # try_: a JSON string Spark's parser refuses (see MAX_VALUE_JSON_CHARS) is NULL, not an error;
+    # the record's bytes are whole in raw_records, and the replay, which reads the bytes, is
+    # unaffected (docs/reliability.md).
     return ([F.col(c) for c in ENVELOPE] + [F.col(c) for c in decoded]
             + [F.try_parse_json("value_json").alias("value")])
 

@@ -10,20 +10,22 @@ record read is a row written, and every byte of every segment is in a batch read
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from decoders.log import list_segments, plan_ranges
-from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, QUARANTINE_SCHEMA, RAW_RECORDS_COLUMNS
+from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
-from jobs.lake import QUARANTINE, RAW_RECORDS, read_snapshot, replace_snapshot
+from jobs.lake import QUARANTINE, RAW_RECORDS, committed_rows, replace_snapshot, table_path
 from jobs.stages.segment_rows import (ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, ReadLimits,
                                      read_tasks)
 from jobs.stages.segment_rows import QUARANTINE as QUARANTINE_ROW
 
 INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns
+STAGING = "_staging"   # <lake>/_staging/<snapshot id>: a job's staged rows, never a table
 
 
 @dataclass
@@ -71,11 +73,43 @@ def _is_capture(paths: list[str]) -> bool:
     return len(paths) == 1 and (Path(paths[0]) / "manifest.json").is_file()
 
 
-def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: ReadLimits):
-    from pyspark.sql import functions as F
+def resolve_snapshot_id(paths: list[str], snapshot_id: str | None) -> str:
+    """The given id, else a capture's manifest id, else the snapshot directory's name."""
+    if snapshot_id:
+        return snapshot_id
+    if _is_capture(paths):
+        manifest = json.loads((Path(paths[0]) / "manifest.json").read_text())
+        return manifest.get("snapshot_id") or Path(paths[0]).name
+    return default_snapshot_id(paths)
+
+
+@dataclass
+class Staged:
+    """A snapshot read once (and decoded, when asked) into Parquet under the lake's staging
+    directory: every stage after it reads these rows instead of the segments or the tables."""
+    snapshot_id: str
+    source: str
+    files: int
+    ranges: int
+    bytes_total: int
+    bytes_accounted: int
+    records_read: int
+    records_recovered: int
+    units_quarantined: int
+    data_records: int = 0          # decode: records that are not transaction markers
+    decode_errors: int = 0         # decode: of those, the ones that did not decode
+    rows: object = None            # the staged DataFrame (ROW_SCHEMA [+ decoded columns])
+
+    def report(self, rows_written: int, seconds: float) -> IngestReport:
+        return IngestReport(self.snapshot_id, self.source, self.files, self.ranges,
+                            self.bytes_total, self.bytes_accounted, self.records_read,
+                            rows_written, self.units_quarantined, seconds, self.records_recovered)
+
+
+def _segment_rows(spark, paths, snapshot_id, range_bytes, progress, limits: ReadLimits, decode: bool):
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from jobs.runtime.session import materialise_on_disk
+    from jobs.stages.decode import decode_rows, with_decoded_schema
 
     tasks, files, total = plan_tasks(paths, range_bytes)
     if not files:
@@ -87,67 +121,115 @@ def _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits: R
 
     def read(batches):
         for batch in batches:
-            yield from read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()),
-                                  limits)
+            for rows in read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()),
+                                   limits):
+                yield decode_rows(rows) if decode else rows
 
-    rows = materialise_on_disk(task_df.mapInArrow(read, from_arrow_schema(ROW_SCHEMA)))
-    totals = {r["row_kind"]: r for r in rows.groupBy("row_kind").agg(
-        F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
-        F.sum("task_recovered").alias("recovered")).collect()}
-    records = rows.where(F.col("row_kind") == RECORD).select(*[c for c, _, _ in RAW_RECORDS_COLUMNS])
-    bad = rows.where(F.col("row_kind") == QUARANTINE_ROW).select(
-        *[F.col(c) if c in rows.columns else F.lit(None).alias(c) for c, _, _ in QUARANTINE_COLUMNS])
-    counts = {k: v["n"] for k, v in totals.items()}
-    accounting = totals.get(ACCOUNTING) or {"bytes": 0, "recovered": 0}
-    accounted, recovered = int(accounting["bytes"] or 0), int(accounting["recovered"] or 0)
-    return (records, bad, rows, counts.get(RECORD, 0), accounted, total, files, len(tasks),
-            recovered)
+    schema = with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA
+    return task_df.mapInArrow(read, from_arrow_schema(schema)), files, len(tasks), total
 
 
-def _ingest_capture(spark, path, snapshot_id, progress):
+def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
+    """A capture's rows in the ingest row schema. A capture reads records through the client,
+    which has already validated the framing, so nothing is quarantined at this stage."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
 
-    manifest = json.loads((Path(path) / "manifest.json").read_text())
-    snapshot_id = snapshot_id or manifest.get("snapshot_id") or Path(path).name
+    from jobs.stages.decode import decode_frame
+
     print(f"ingest: capture {path} (snapshot {snapshot_id})", file=progress)
-    columns = [c for c, _, _ in RAW_RECORDS_COLUMNS]
     records = (spark.read.parquet(str(Path(path) / CAPTURE_RECORDS_DIR))
-               .withColumn("snapshot_id", F.lit(snapshot_id)).select(*columns))
-    # A capture reads records through the client, which has already validated the framing, so
-    # nothing can be quarantined at this stage; the empty write still clears a previous run's rows.
-    bad = spark.createDataFrame([], from_arrow_schema(QUARANTINE_SCHEMA))
-    read_count = records.count()
-    return snapshot_id, records, bad, read_count
+               .withColumn("snapshot_id", F.lit(snapshot_id)))
+    rows = records.select(*[
+        F.lit(RECORD).alias(f.name) if f.name == "row_kind"
+        else F.col(f.name).cast(from_arrow_type(f.type)) if f.name in records.columns
+        else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name)
+        for f in ROW_SCHEMA])
+    return decode_frame(rows, ROW_SCHEMA) if decode else rows
+
+
+def from_arrow_type(dtype):
+    from pyspark.sql.pandas.types import from_arrow_type as convert
+
+    return convert(dtype)
+
+
+def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, decode: bool,
+                   range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                   limits: ReadLimits | None = None) -> Staged:
+    """Read (and decode) the snapshot once into ``staging``; returns its counts and rows."""
+    from pyspark.sql import functions as F
+
+    limits = limits or ReadLimits.from_settings(load_config().ingest)
+    if _is_capture(paths):
+        rows, files, ranges, total, source = (_capture_rows(spark, paths[0], snapshot_id, progress,
+                                                            decode), 1, 1, 0, "capture")
+    else:
+        rows, files, ranges, total = _segment_rows(spark, paths, snapshot_id, range_bytes, progress,
+                                                   limits, decode)
+        source = "segments"
+    target = str(staging / "rows")
+    rows.write.mode("overwrite").parquet(target)
+    staged = spark.read.parquet(target)
+    is_data = (F.col("row_kind") == RECORD) & ~F.col("is_control")
+    keys = [F.col("row_kind"), is_data.alias("is_data")]
+    if decode:
+        keys.append(F.col("error_reason").isNotNull().alias("failed"))
+    totals = staged.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
+        F.sum("task_recovered").alias("recovered")).collect()
+
+    def count(kind=None, data=None, failed=None):
+        return sum(r["n"] for r in totals if (kind is None or r["row_kind"] == kind)
+                   and (data is None or r["is_data"] == data)
+                   and (failed is None or r["failed"] == failed))
+
+    accounting = [r for r in totals if r["row_kind"] == ACCOUNTING]
+    return Staged(snapshot_id, source, files, ranges, total,
+                  sum(int(r["bytes"] or 0) for r in accounting), count(RECORD),
+                  sum(int(r["recovered"] or 0) for r in accounting), count(QUARANTINE_ROW),
+                  count(RECORD, True), count(RECORD, True, True) if decode else 0, staged)
+
+
+def raw_records_rows(staged):
+    from pyspark.sql import functions as F
+
+    return staged.where(F.col("row_kind") == RECORD).select(*[c for c, _, _ in RAW_RECORDS_COLUMNS])
+
+
+def ingest_quarantine_rows(staged):
+    from pyspark.sql import functions as F
+
+    return staged.where(F.col("row_kind") == QUARANTINE_ROW).select(
+        *[c for c, _, _ in QUARANTINE_COLUMNS])
 
 
 def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
            range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
            limits: ReadLimits | None = None) -> IngestReport:
-    """Ingest a snapshot; returns the reconciliation report.
+    """Ingest a snapshot (no decoding); returns the reconciliation report.
 
     >>> report = ingest(spark, Path("lake"), ["/data/__consumer_offsets-7"])  # doctest: +SKIP
     >>> report.reconciled  # doctest: +SKIP
     True
     """
     started = time.monotonic()
-    limits = limits or ReadLimits.from_settings(load_config().ingest)
-    recovered = 0
-    if _is_capture(paths):
-        snapshot_id, records, bad, read_count = _ingest_capture(spark, paths[0], snapshot_id, progress)
-        accounted = total = 0
-        files, ranges, source = 1, 1, "capture"
-    else:
-        snapshot_id = snapshot_id or default_snapshot_id(paths)
-        (records, bad, _, read_count, accounted, total, files, ranges,
-         recovered) = _ingest_segments(spark, paths, snapshot_id, range_bytes, progress, limits)
-        source = "segments"
-    replace_snapshot(records, lake, RAW_RECORDS, snapshot_id)
-    replace_snapshot(bad, lake, QUARANTINE, snapshot_id, only=INGEST_STAGES)
-    written = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id).count()
-    quarantined = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(INGEST_STAGES).count()
-    return IngestReport(snapshot_id, source, files, ranges, total, accounted, read_count, written,
-                        quarantined, time.monotonic() - started, recovered)
+    snapshot_id = resolve_snapshot_id(paths, snapshot_id)
+    staging = staging_dir(lake, snapshot_id)
+    try:
+        staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
+                                range_bytes=range_bytes, progress=progress, limits=limits)
+        replace_snapshot(raw_records_rows(staged.rows), lake, RAW_RECORDS, snapshot_id)
+        written = committed_rows(spark, lake, RAW_RECORDS)
+        replace_snapshot(ingest_quarantine_rows(staged.rows), lake, QUARANTINE, snapshot_id,
+                         only=INGEST_STAGES)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return staged.report(written, time.monotonic() - started)
+
+
+def staging_dir(lake: Path, snapshot_id: str) -> Path:
+    """Where a job stages a snapshot's rows (deleted when it ends; a crashed run's are replaced)."""
+    return Path(table_path(lake, STAGING)) / snapshot_id
 
 
 def default_snapshot_id(paths: list[str]) -> str:

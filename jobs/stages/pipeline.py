@@ -4,10 +4,12 @@ Thin by design: each stage is a library function (``jobs.stages.ingest``, ``jobs
 ``jobs.stages.offsets``, ``jobs.stages.replay``); this module orders them, writes every table
 idempotently for the snapshot id, reconciles the counts and prints what happened.
 
-Records are decoded once, into a staged Parquet copy under ``<lake>/_staging/<snapshot>`` (bounded:
-disk, not cache) that feeds ``records``, decode quarantine, the SQL offset replay and the Python
-group replay; the two replay results are staged the same way because several tables read each.
-Row counts come from each Delta commit's metrics rather than a re-read of the table.
+Records are read and decoded once, on the executors that read the segments, into a staged Parquet
+copy under ``<lake>/_staging/<snapshot>`` (bounded: disk, not cache). It feeds ``raw_records``,
+``records``, ``quarantine``, the SQL offset replay and the Python group replay; the two replay
+results are staged the same way because several tables read each. Tables are written by a few
+threads at once (Spark runs their jobs side by side), each as soon as its input is staged, and
+row counts come from each Delta commit's metrics rather than a re-read of the table.
 """
 
 from __future__ import annotations
@@ -15,18 +17,19 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_snapshot, replace_snapshot, table_path
+from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
-from jobs.stages.decode import (DECODE_STAGE, decode_snapshot, quarantine_columns, records_columns,
-                                staged_columns)
-from jobs.stages.ingest import IngestReport, ingest
+from jobs.stages.decode import quarantine_columns, records_columns
+from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
+                                resolve_snapshot_id, stage_snapshot, staging_dir)
 from jobs.stages.progress import Progress
 
-STAGING = "_staging"
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")
+WRITERS = 4   # tables written at once: their Delta commits overlap, Spark shares the cores
 
 
 @dataclass
@@ -57,66 +60,73 @@ class PipelineReport:
         return "\n".join(lines)
 
 
-def written_rows(spark, lake: Path, table: str) -> int:
-    """Rows the last commit of ``table`` wrote (its ``numOutputRows`` metric): no table scan."""
-    from delta.tables import DeltaTable
+class Writer:
+    """Tables written on a few threads; each write replaces the snapshot's rows of its table."""
 
-    metrics = DeltaTable.forPath(spark, table_path(lake, table)).history(1).collect()[0]
-    return int((metrics["operationMetrics"] or {}).get("numOutputRows", 0))
+    def __init__(self, spark, lake: Path, snapshot_id: str):
+        self.spark, self.lake, self.snapshot_id = spark, lake, snapshot_id
+        self.pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="offsetlake-write")
+        self.pending: dict[str, Future] = {}
+
+    def submit(self, table: str, df) -> None:
+        def write() -> int:
+            replace_snapshot(df, self.lake, table, self.snapshot_id)
+            return committed_rows(self.spark, self.lake, table)
+        self.pending[table] = self.pool.submit(write)
+
+    def rows(self, table: str) -> int:
+        return self.pending[table].result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _write(spark, df, lake: Path, table: str, snapshot_id: str, only: str | None = None) -> int:
-    replace_snapshot(df, lake, table, snapshot_id, only=only)
-    return written_rows(spark, lake, table)
-
-
-def decode(spark, lake: Path, snapshot_id: str, staging: Path) -> tuple[int, int, int]:
+def bronze(writer: Writer, staged: Staged) -> None:
+    """``raw_records``, ``records`` and ``quarantine`` (ingest and decode units) of the snapshot."""
     from pyspark.sql import functions as F
 
-    raw = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id)
-    staged_columns(decode_snapshot(raw)).write.mode("overwrite").parquet(str(staging / "decoded"))
-    staged = spark.read.parquet(str(staging / "decoded"))
+    rows = staged.rows
+    data = (F.col("row_kind") == "record") & ~F.col("is_control")
     ok = F.col("error_reason").isNull()
-    written = _write(spark, staged.where(ok).select(*records_columns()), lake, RECORDS, snapshot_id)
-    replace_snapshot(quarantine_columns(staged.where(~ok)), lake, QUARANTINE, snapshot_id,
-                     only=DECODE_STAGE)
-    # Counted, not taken from the commit's numOutputRows: a replaceWhere on a data column
-    # rewrites the files it shares with the ingest stage's rows, and the metric counts those too.
-    bad = read_snapshot(spark, lake, QUARANTINE, snapshot_id).where(DECODE_STAGE).count()
-    return staged.count(), written, bad
+    writer.submit(RAW_RECORDS, raw_records_rows(rows))
+    writer.submit(RECORDS, rows.where(data & ok).select(*records_columns()))
+    writer.submit(QUARANTINE, ingest_quarantine_rows(rows).unionByName(
+        quarantine_columns(rows.where(data & ~ok))))
 
 
-def replay(spark, lake: Path, snapshot_id: str, staging: Path, progress: Progress) -> dict[str, int]:
+def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress) -> None:
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
     from jobs.stages.replay import GROUP_TABLES, TOPIC_IDS, replay_groups, table_rows
 
-    staged = spark.read.parquet(str(staging / "decoded")).where(F.col("error_reason").isNull())
+    snapshot_id = staged.snapshot_id
+    rows = staged.rows.where(F.col("row_kind") == "record")
+    decoded = rows.where(~F.col("is_control") & F.col("error_reason").isNull())
     is_offset = F.col("record_type").isin(0, 1)
-    markers = (read_snapshot(spark, lake, RAW_RECORDS, snapshot_id).where("is_control")
-               .select("partition", "offset", "producer_id", "control_type"))
+    markers = rows.where("is_control").select("partition", "offset", "producer_id", "control_type")
     progress.stage("replay: offsets (SQL)")
-    sql.resolve_commits(staged.where(is_offset), markers).write.mode("overwrite").parquet(
+    sql.resolve_commits(decoded.where(is_offset), markers).write.mode("overwrite").parquet(
         str(staging / "commits"))
     resolved = spark.read.parquet(str(staging / "commits"))
-    membership = staged.where(~is_offset)
+    snap = F.lit(snapshot_id).alias("snapshot_id")
+    columns = {t: [name for name, _ in TABLE_COLUMNS[t]] for t in TABLE_COLUMNS}
+    writer.submit("offset_commits", resolved.select(snap, *columns["offset_commits"]))
+    writer.submit("transactions", sql.transaction_rows(resolved).select(snap, *columns["transactions"]))
+    membership = decoded.where(~is_offset)
     tombstones = membership.where("is_tombstone").select("partition", "group_id", "offset")
     progress.stage("replay: groups (Python)")
     replay_groups(membership, sql.touches(resolved, tombstones)).write.mode("overwrite").parquet(
         str(staging / "groups"))
     wide = spark.read.parquet(str(staging / "groups"))
     progress.stage("replay: writing tables")
-    snap = F.lit(snapshot_id).alias("snapshot_id")
-    columns = {t: [name for name, _ in TABLE_COLUMNS[t]] for t in TABLE_COLUMNS}
     frames = {t: table_rows(wide, t, snapshot_id) for t in GROUP_TABLES}
     frames["violations"] = frames["violations"].unionByName(
         sql.violation_rows(resolved).select(snap, *columns["violations"]))
     frames["offsets"] = sql.offset_rows(resolved, table_rows(wide, TOPIC_IDS, snapshot_id),
                                         columns["offsets"]).select(snap, "*")
-    frames["offset_commits"] = resolved.select(snap, *columns["offset_commits"])
-    frames["transactions"] = sql.transaction_rows(resolved).select(snap, *columns["transactions"])
-    return {t: _write(spark, frames[t], lake, t, snapshot_id) for t in TABLE_COLUMNS}
+    for table, frame in frames.items():
+        writer.submit(table, frame)
 
 
 def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
@@ -128,25 +138,36 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
     True
     """
     started = time.monotonic()
+    snapshot_id = resolve_snapshot_id(paths, snapshot_id)
+    staging = staging_dir(lake, snapshot_id)
     meter = Progress(spark, progress)
-    with meter:
-        meter.stage("ingest")
-        report = PipelineReport(ingest(spark, lake, paths, snapshot_id, progress=progress))
-        meter.total = report.ingest.records_read
-        report.stage_seconds["ingest"] = time.monotonic() - started
-        staging = Path(table_path(lake, STAGING)) / report.snapshot_id
-        try:
+    writer = Writer(spark, lake, snapshot_id)
+    seconds: dict[str, float] = {}
+    try:
+        with meter:
+            meter.stage("ingest")
+            staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=True,
+                                    progress=progress)
+            meter.total = staged.records_read
+            seconds["ingest"] = time.monotonic() - started
             mark = time.monotonic()
             meter.stage("decode")
-            print(f"decode: snapshot {report.snapshot_id}", file=progress)
-            report.data_records, report.decoded, report.decode_quarantined = decode(
-                spark, lake, report.snapshot_id, staging)
-            report.stage_seconds["decode"] = time.monotonic() - mark
+            print(f"decode: snapshot {snapshot_id}", file=progress)
+            bronze(writer, staged)
+            print(f"replay: snapshot {snapshot_id}", file=progress)
+            replay(spark, writer, staged, staging, meter)
+            seconds["replay"] = time.monotonic() - mark
             mark = time.monotonic()
-            print(f"replay: snapshot {report.snapshot_id}", file=progress)
-            report.table_rows = replay(spark, lake, report.snapshot_id, staging, meter)
-            report.stage_seconds["replay"] = time.monotonic() - mark
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
+            writer.rows(QUARANTINE)
+            table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
+            seconds["writes"] = time.monotonic() - mark
+    finally:
+        writer.close()
+        shutil.rmtree(staging, ignore_errors=True)
+    report = PipelineReport(staged.report(raw_written, seconds["ingest"]),
+                            data_records=staged.data_records, decoded=records_written,
+                            decode_quarantined=staged.decode_errors, table_rows=table_rows,
+                            stage_seconds=seconds)
     report.seconds = time.monotonic() - started
     return report

@@ -61,40 +61,86 @@ class RangeTask:
     end: int
 
 
-def _record_row(snapshot_id: str, task: RangeTask, batch: RecordBatch, record) -> dict:
-    control_type = record.control_type
-    return {
-        "snapshot_id": snapshot_id, "partition": task.partition, "offset": record.offset,
-        "timestamp": record.timestamp, "timestamp_type": batch.timestamp_type,
-        "batch_base_offset": batch.base_offset, "producer_id": batch.producer_id,
-        "producer_epoch": batch.producer_epoch, "is_transactional": batch.is_transactional,
-        "is_control": batch.is_control,
-        "control_type": (None if control_type is None
-                         else CONTROL_TYPE_NAMES.get(control_type, str(control_type))),
-        "coordinator_epoch": record.coordinator_epoch, "magic": batch.magic,
-        "compression": batch.compression, "crc_valid": batch.crc_valid,
-        "key": record.key, "value": record.value, "source_file": task.source_file,
-        "file_position": batch.file_position, "row_kind": RECORD,
-    }
+def _control_names(records) -> list:
+    return [None if r.control_type is None else CONTROL_TYPE_NAMES.get(r.control_type, str(r.control_type))
+            for r in records]
 
 
-def _quarantine_row(snapshot_id: str, task: RangeTask, item) -> dict:
-    return {
-        "snapshot_id": snapshot_id, "partition": task.partition, "offset": item.offset,
-        "source_file": task.source_file, "file_position": item.file_position,
-        "stage": item.stage, "reason": item.reason, "message": item.message,
-        "length": item.length, "raw": item.raw, "raw_truncated": bool(item.raw_truncated),
-        "row_kind": QUARANTINE,
-    }
+class _Rows:
+    """Rows waiting to be handed to Spark, kept column by column (no dict per record)."""
+
+    def __init__(self, snapshot_id: str, task: RangeTask):
+        self.snapshot_id, self.task = snapshot_id, task
+        self.columns: dict[str, list] = {name: [] for name in ROW_SCHEMA.names}
+        self.count = self.bytes = 0
+
+    def add_batch(self, batch: RecordBatch) -> None:
+        records, c = batch.records, self.columns
+        n = len(records)
+        if not n:
+            return
+        keys = [r.key for r in records]
+        values = [r.value for r in records]
+        c["offset"] += [r.offset for r in records]
+        c["timestamp"] += [r.timestamp for r in records]
+        c["key"] += keys
+        c["value"] += values
+        if batch.is_control:
+            c["control_type"] += _control_names(records)
+            c["coordinator_epoch"] += [r.coordinator_epoch for r in records]
+        else:
+            c["control_type"] += [None] * n
+            c["coordinator_epoch"] += [None] * n
+        for name, value in (("timestamp_type", batch.timestamp_type),
+                            ("batch_base_offset", batch.base_offset),
+                            ("producer_id", batch.producer_id),
+                            ("producer_epoch", batch.producer_epoch),
+                            ("is_transactional", batch.is_transactional),
+                            ("is_control", batch.is_control), ("magic", batch.magic),
+                            ("compression", batch.compression), ("crc_valid", batch.crc_valid),
+                            ("file_position", batch.file_position), ("row_kind", RECORD)):
+            c[name] += [value] * n
+        self._fill_common(n, _RECORD_ONLY_NULLS)
+        self.count += n
+        self.bytes += (ROW_OVERHEAD_BYTES * n + sum(len(k) for k in keys if k)
+                       + sum(len(v) for v in values if v))
+
+    def add_unit(self, item) -> None:
+        """One unreadable unit (a :class:`BatchError` or :class:`TruncatedTail`)."""
+        row = {"offset": item.offset, "file_position": item.file_position, "stage": item.stage,
+               "reason": item.reason, "message": item.message, "length": item.length,
+               "raw": item.raw, "raw_truncated": bool(item.raw_truncated), "row_kind": QUARANTINE}
+        self._add_row(row)
+        self.bytes += ROW_OVERHEAD_BYTES + len(item.raw or b"")
+
+    def add_accounting(self, accounted: int, recovered: int) -> None:
+        self._add_row({"row_kind": ACCOUNTING, "task_bytes": accounted, "task_recovered": recovered})
+
+    def _add_row(self, row: dict) -> None:
+        for name in _PER_ROW:
+            self.columns[name].append(row.get(name))
+        self._fill_common(1, ())
+        self.count += 1
+
+    def _fill_common(self, n: int, nulls: tuple[str, ...]) -> None:
+        c = self.columns
+        c["snapshot_id"] += [self.snapshot_id] * n
+        c["partition"] += [self.task.partition] * n
+        c["source_file"] += [self.task.source_file] * n
+        for name in nulls:
+            c[name] += [None] * n
+
+    def flush(self) -> pa.RecordBatch:
+        arrays = [pa.array(self.columns[f.name], type=f.type) for f in ROW_SCHEMA]
+        self.columns = {name: [] for name in ROW_SCHEMA.names}
+        self.count = self.bytes = 0
+        return pa.RecordBatch.from_arrays(arrays, schema=ROW_SCHEMA)
 
 
-def _to_batch(rows: list[dict]) -> pa.RecordBatch:
-    columns = [pa.array([r.get(f.name) for r in rows], type=f.type) for f in ROW_SCHEMA]
-    return pa.RecordBatch.from_arrays(columns, schema=ROW_SCHEMA)
-
-
-def _row_bytes(row: dict) -> int:
-    return ROW_OVERHEAD_BYTES + sum(len(row.get(c) or b"") for c in ("key", "value", "raw"))
+_COMMON = ("snapshot_id", "partition", "source_file")
+# Columns a record row leaves null, and the columns a quarantine/accounting row sets one by one.
+_RECORD_ONLY_NULLS = tuple(n for n, _, _ in _QUARANTINE_ONLY) + ("task_bytes", "task_recovered")
+_PER_ROW = tuple(n for n in ROW_SCHEMA.names if n not in _COMMON)
 
 
 def read_range(snapshot_id: str, task: RangeTask,
@@ -105,28 +151,23 @@ def read_range(snapshot_id: str, task: RangeTask,
     it covered (complete batches plus quarantined units), reconciled by the job against file sizes;
     ``task_recovered`` how many of its records were read after a resynchronisation.
     """
-    rows: list[dict] = []
-    pending = accounted = recovered = 0
+    rows = _Rows(snapshot_id, task)
+    accounted = recovered = 0
     for item in iter_segment(task.source_file, task.start, task.end,
                              max_batch_bytes=limits.max_batch_bytes,
                              max_decompressed=limits.max_decompressed_bytes):
         if isinstance(item, RecordBatch):
             accounted += item.batch_length
             recovered += len(item.records) if item.recovered else 0
-            new = [_record_row(snapshot_id, task, item, r) for r in item.records]
+            rows.add_batch(item)
         else:
             accounted += item.length
-            new = [_quarantine_row(snapshot_id, task, item)]
+            rows.add_unit(item)
         del item                  # the decoded batch is not kept while its rows wait
-        for row in new:
-            rows.append(row)
-            pending += _row_bytes(row)
-            if len(rows) >= ROWS_PER_BATCH or pending >= limits.arrow_batch_bytes:
-                yield _to_batch(rows)
-                rows, pending = [], 0
-    rows.append({"snapshot_id": snapshot_id, "source_file": task.source_file,
-                 "row_kind": ACCOUNTING, "task_bytes": accounted, "task_recovered": recovered})
-    yield _to_batch(rows)
+        if rows.count >= ROWS_PER_BATCH or rows.bytes >= limits.arrow_batch_bytes:
+            yield rows.flush()
+    rows.add_accounting(accounted, recovered)
+    yield rows.flush()
 
 
 def read_tasks(snapshot_id: str, tasks: Iterable[RangeTask],
