@@ -13,7 +13,7 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from decoders.log import list_segments, plan_ranges
@@ -115,18 +115,17 @@ def _segment_rows(spark, paths, snapshot_id, range_bytes, progress, limits: Read
     if not files:
         raise FileNotFoundError(f"no __consumer_offsets segment files (*.log) under {paths}")
     print(f"ingest: {files} segment file(s), {total} bytes, {len(tasks)} range(s)", file=progress)
-    task_df = spark.createDataFrame([asdict(t) for t in tasks],
-                                    "source_file string, partition int, start long, end long")
-    task_df = task_df.repartition(max(1, len(tasks)))
+    # One Spark partition per range, by index into the plan the closure carries: no shuffle.
+    task_ids = spark.range(0, len(tasks), 1, max(1, len(tasks)))
 
     def read(batches):
         for batch in batches:
-            for rows in read_tasks(snapshot_id, (RangeTask(**row) for row in batch.to_pylist()),
-                                   limits):
+            chosen = (tasks[i] for i in batch.column(0).to_pylist())
+            for rows in read_tasks(snapshot_id, chosen, limits):
                 yield decode_rows(rows) if decode else rows
 
     schema = with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA
-    return task_df.mapInArrow(read, from_arrow_schema(schema)), files, len(tasks), total
+    return task_ids.mapInArrow(read, from_arrow_schema(schema)), files, len(tasks), total
 
 
 def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
@@ -219,7 +218,7 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
         staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
                                 range_bytes=range_bytes, progress=progress, limits=limits)
         replace_snapshot(raw_records_rows(staged.rows), lake, RAW_RECORDS, snapshot_id)
-        written = committed_rows(spark, lake, RAW_RECORDS)
+        written = committed_rows(lake, RAW_RECORDS)
         replace_snapshot(ingest_quarantine_rows(staged.rows), lake, QUARANTINE, snapshot_id,
                          only=INGEST_STAGES)
     finally:

@@ -71,7 +71,7 @@ class Writer:
     def submit(self, table: str, df) -> None:
         def write() -> int:
             replace_snapshot(df, self.lake, table, self.snapshot_id)
-            return committed_rows(self.spark, self.lake, table)
+            return committed_rows(self.lake, table)
         self.pending[table] = self.pool.submit(write)
 
     def rows(self, table: str) -> int:
