@@ -86,15 +86,3 @@ def get_spark(cfg: Config | None = None, app_name: str | None = None):
     spark = configure_builder(SparkSession.builder, cfg, app_name).getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
     return spark
-
-
-def materialise_on_disk(df):
-    """``df`` computed once and kept on local disk for the actions that follow, row by row.
-
-    Not ``persist(DISK_ONLY)``: a cached DataFrame is first built in memory as columnar batches
-    of ``spark.sql.inMemoryColumnarStorage.batchSize`` (10000) *rows* each, so a few records of
-    tens of MiB exhaust the heap before anything reaches the disk. A local checkpoint streams
-    rows to the block store one at a time: memory stays bounded by the largest row."""
-    from pyspark import StorageLevel
-
-    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
