@@ -14,8 +14,8 @@ from decoders import UnknownRecord, decode_record
 from decoders.codec import decode_key, key_group_id
 from decoders.errors import DecodeError
 from decoders.kafka_json import dumps, key_json, value_json
-from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch, TruncatedTail,
-                          iter_segment, list_segments)
+from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch, SegmentFile,
+                          TruncatedTail, iter_segment, list_segments)
 
 RAW_HEX_LIMIT = 4096
 
@@ -90,10 +90,11 @@ def _unreadable_object(partition, path, item: BatchError | TruncatedTail) -> dic
             "rawHex": raw.hex(), "rawHexTruncated": item.length > len(raw)}
 
 
-def _segment_items(paths: list[str], tally: dict):
+def _segment_items(paths: list[str] | list[SegmentFile], tally: dict):
     """(segment, item) for every batch or unreadable unit of every segment, in file order,
-    counted into ``tally`` as they are read."""
-    for seg in list_segments(paths):
+    counted into ``tally`` as they are read. ``paths`` may also be listed segments already."""
+    segments = paths if paths and all(isinstance(p, SegmentFile) for p in paths) else list_segments(paths)
+    for seg in segments:
         for item in iter_segment(seg.path):
             if isinstance(item, RecordBatch):
                 tally["records"] += len(item.records)

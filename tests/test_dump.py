@@ -530,3 +530,28 @@ def test_type5_with_explicit_null_classic_member_metadata(tmp_path, capsys):
         '{"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"rdkafka",'
         '"clientHost":"/127.0.0.1","subscribedTopicNames":["orders"],"subscribedTopicRegex":"",'
         '"rebalanceTimeoutMs":300000,"serverAssignor":null,"classicMemberMetadata":null}}')
+
+
+# ---- several worker processes: the same bytes as one ------------------------------------------
+
+@pytest.mark.parametrize("extra", [("--format", "jsonl"), ("--format", "text"), ("--type", "1"),
+                                   ("--group", "wl-classic-ck")])
+def test_workers_write_the_same_bytes_as_one_process(tmp_path, extra):
+    """The sample's three partitions, one with a corrupted batch length in the middle (so one
+    segment resynchronises and reports recovered records), dumped by 1, 2 and 3 processes."""
+    from tests.faults.snapshots import copy_sample, set_length
+
+    snapshot = copy_sample(tmp_path)
+    set_length(snapshot, 2, 10, lambda n: n + 10)
+    outputs = {n: run_subprocess("--workers", n, *extra, snapshot) for n in (1, 2, 3)}
+    for proc in outputs.values():
+        assert proc.returncode == 0, proc.stderr
+    assert outputs[1].stdout and outputs[1].stdout == outputs[2].stdout == outputs[3].stdout
+    assert outputs[1].stderr == outputs[2].stderr == outputs[3].stderr
+    if extra[0] == "--format":
+        assert "recovered by resynchronising" in outputs[2].stderr
+
+
+def test_workers_must_be_positive(capsys):
+    assert cli.main(["dump", "--workers", "0", "samples/kafka-4.3.1"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err

@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only records of this group id (repeatable)")
     parser.add_argument("--type", action="append", type=int, metavar="N",
                         help="only records of this record type id, e.g. 1 for offset commits (repeatable)")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="processes rendering segment files side by side (default: one per "
+                             "core); the output is the same whatever N")
 
 
 def _silence_stdout() -> None:
@@ -40,31 +43,42 @@ def _silence_stdout() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, fail
+    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, EXIT_USAGE, check_inputs, fail
 
     refused = check_inputs("dump", args.paths, captures=False)
     if refused is not None:
         return refused
     from decoders.dump import dump_lines, dump_objects, text_line
 
+    from decoders.dump_parallel import dump_parts, workers_for
+    from decoders.log import list_segments
+
+    if args.workers is not None and args.workers < 1:
+        return fail("dump", "--workers must be at least 1", EXIT_USAGE)
     groups, types = set(args.group or ()), set(args.type or ())
     tally: dict = {}
-    if args.format == "jsonl":
-        lines = dump_lines(args.paths, groups, types, tally)
-    else:
-        lines = (text_line(obj) for obj in dump_objects(args.paths, groups, types, tally))
     out = sys.stdout
     try:
-        for line in lines:
-            out.write(line)
-            out.write("\n")
-        out.flush()
+        if workers_for(list_segments(args.paths), args.workers) > 1:
+            out.flush()
+            for copy in dump_parts(args.paths, args.format, groups, types, tally, args.workers):
+                copy(out.buffer)
+            out.buffer.flush()
+        else:
+            if args.format == "jsonl":
+                lines = dump_lines(args.paths, groups, types, tally)
+            else:
+                lines = (text_line(obj) for obj in dump_objects(args.paths, groups, types, tally))
+            for line in lines:
+                out.write(line)
+                out.write("\n")
+            out.flush()
     except BrokenPipeError:  # `offsetlake dump ... | head` is normal use
         _silence_stdout()
         return EXIT_OK
     except OSError as exc:   # unreadable file or directory: say which, no traceback
         return fail("dump", str(exc), EXIT_FAILED)
-    if tally["recovered"]:
+    if tally.get("recovered"):
         # Said only when it happened, so a clean dump keeps an empty stderr.
         print(f"offsetlake dump: {tally['records']} record(s) read, {tally['recovered']} of them "
               f"recovered by resynchronising after damage; {tally['unreadable']} unreadable "
