@@ -83,18 +83,35 @@ def parse_records(buf: bytes, count: int, *, base_offset: int, base_timestamp: i
     if count < 0:
         raise InvalidLengthError(f"negative records count {count}", stage="batch")
     records: list[LogRecord] = []
+    append = records.append
+    zigzag = _ONE_BYTE_ZIGZAG
     pos, end = 0, len(buf)
     try:
         for _ in range(count):
-            length, pos = read_varint(buf, pos)
+            # Varints inlined where they fit in one byte (most deltas, key and value lengths):
+            # this loop runs once per record of the whole snapshot.
+            byte = buf[pos]
+            if byte < 0x80:
+                length, pos = zigzag[byte], pos + 1
+            else:
+                length, pos = read_varint(buf, pos)
             record_end = pos + length
             if length < 0:
                 raise InvalidLengthError(f"negative record length {length}", stage="record")
             if record_end > end:
                 raise TruncatedError(length, end - pos, stage="record",
                                      offset=base_offset + len(records))
-            ts_delta, p = read_varint(buf, pos + 1)          # +1: the unused attributes byte
-            offset_delta, p = read_varint(buf, p)
+            p = pos + 1                                      # +1: the unused attributes byte
+            byte = buf[p]
+            if byte < 0x80:
+                ts_delta, p = zigzag[byte], p + 1
+            else:
+                ts_delta, p = read_varint(buf, p)
+            byte = buf[p]
+            if byte < 0x80:
+                offset_delta, p = zigzag[byte], p + 1
+            else:
+                offset_delta, p = read_varint(buf, p)
             key, p = _read_bytes(buf, p, record_end, "key")
             value, p = _read_bytes(buf, p, record_end, "value")
             headers, p = _read_headers(buf, p, record_end) if buf[p] else ([], p + 1)
@@ -102,7 +119,7 @@ def parse_records(buf: bytes, count: int, *, base_offset: int, base_timestamp: i
                 raise CorruptBatchError(f"record declares {length} byte(s) but uses {p - pos}",
                                         stage="record", offset=base_offset + offset_delta)
             timestamp = base_timestamp + ts_delta if log_append_time is None else log_append_time
-            records.append(LogRecord(base_offset + offset_delta, timestamp, key, value, headers))
+            append(LogRecord(base_offset + offset_delta, timestamp, key, value, headers))
             pos = record_end
     except IndexError:
         raise TruncatedError(1, 0, stage="record", offset=base_offset + len(records)) from None
