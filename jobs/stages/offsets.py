@@ -55,6 +55,26 @@ def _with_markers(commits, markers):
             .withColumn("ctype", F.when(pending, nxt["ctype"])).drop("markers"))
 
 
+KEY = ("partition", "group_id", "topic", "topic_partition")
+# Transactional rows up to this many are joined back by broadcast; more by a shuffle join.
+BROADCAST_ROWS = 1_000_000
+
+
+def _next_same(c):
+    """``next_same``: for a transactional commit, the log offset of the next commit of its key by
+    the same producer. Only transactional rows (``pid != -1``, rare) need it, so it is computed on
+    them alone and joined back, instead of a second shuffle and sort of every commit."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    txn = c.where(F.col("pid") != -1).select(*KEY, "pid", "offset", "is_tombstone")
+    later = (Window.partitionBy(*KEY, "pid").orderBy(F.col("offset").desc())
+             .rowsBetween(Window.unboundedPreceding, -1))
+    same = txn.withColumn("next_same", F.min(F.when(~F.col("is_tombstone"), F.col("offset")))
+                          .over(later)).select(*KEY, "offset", "next_same")
+    return F.broadcast(same) if txn.count() <= BROADCAST_ROWS else same
+
+
 def resolve_commits(records, markers):
     """Every offset-commit row with its replay outcome and the helper columns later steps use.
 
@@ -71,22 +91,21 @@ def resolve_commits(records, markers):
     e = (F.when(tomb | (F.col("pid") == -1), F.col("offset"))
          .when(F.col("ctype") == COMMIT, F.col("m")))
     c = c.withColumn("e", e)
-    key = Window.partitionBy("partition", "group_id", "topic", "topic_partition")
-    ordered = key.orderBy("offset")
-    # "Every later row" as a running frame over the reversed order: Spark computes running
-    # frames incrementally, but re-aggregates an unbounded-following frame for every row
-    # (quadratic in one key's history).
-    after = key.orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, -1)
-    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
+    # One shuffle and one sort: every window below has the same partitioning and order (log
+    # offset, newest first), so Spark evaluates them in one Window operator.
+    # "Every later row" is a running frame over that order: Spark computes running frames
+    # incrementally, but re-aggregates an unbounded-following frame for every row (quadratic in
+    # one key's history). The whole key is one unbounded frame, computed once per key.
+    key = Window.partitionBy(*KEY).orderBy(F.col("offset").desc())
+    after = key.rowsBetween(Window.unboundedPreceding, -1)
+    whole = key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
     candidate = ~tomb & F.col("e").isNotNull()
+    same = _next_same(c)
     c = (c.withColumn("next_e", F.min("e").over(after))
-         .withColumn("prev_tomb", F.max(F.when(tomb, F.col("offset"))).over(before))
-         .withColumn("last_tomb", F.max(F.when(tomb, F.col("offset"))).over(key))
-         .withColumn("final_pos", F.max(F.when(candidate, F.col("offset"))).over(key))
-         .withColumn("next_tomb", F.min(F.when(tomb, F.col("offset"))).over(after))
-         .withColumn("next_same", F.min(F.when(~tomb, F.col("offset"))).over(
-             Window.partitionBy("partition", "group_id", "topic", "topic_partition", "pid")
-             .orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, -1))))
+         .withColumn("last_tomb", F.max(F.when(tomb, F.col("offset"))).over(whole))
+         .withColumn("final_pos", F.max(F.when(candidate, F.col("offset"))).over(whole))
+         .withColumn("next_tomb", F.min(F.when(tomb, F.col("offset"))).over(after)))
+    c = c.join(same, [*KEY, "offset"], "left")
     m = F.col("m")
     installed = F.coalesce((F.coalesce("next_e", F.lit(INFINITE)) > m)
                            & (F.col("ctype") == COMMIT), F.lit(False))
@@ -111,7 +130,7 @@ def resolve_commits(records, markers):
         (candidate & (F.col("offset") == F.col("final_pos"))
          & (F.col("offset") > F.coalesce("last_tomb", F.lit(-1)))).alias("is_final"),
         (pending & (F.col("ctype") == COMMIT) & still_pending & ~installed).alias("is_skipped"),
-        "e", "prev_tomb", "ctype", F.col("topic_id").alias("topic_id_bytes"))
+        "e", "ctype", F.col("topic_id").alias("topic_id_bytes"))
 
 
 def offset_commit_rows(resolved, columns):
@@ -165,9 +184,14 @@ def violation_rows(resolved):
                         F.when(F.col("is_transactional"), "True").otherwise("False")).alias("message"),
         "log_partition", "log_offset")
     key = ["log_partition", "group_id", "topic", "partition"]
-    skips = resolved.where("is_skipped").select(
-        *key, "producer_id", F.col("log_offset").alias("o"), F.col("marker_log_offset").alias("m"),
-        F.coalesce("prev_tomb", F.lit(-1)).alias("d"))
+    skipped = resolved.where("is_skipped").select(
+        *key, "producer_id", F.col("log_offset").alias("o"), F.col("marker_log_offset").alias("m"))
+    # d: the key's last tombstone before the skipped commit (-1: none).
+    tombs = resolved.where("is_tombstone").select(*key, F.col("log_offset").alias("t"))
+    skips = (F.broadcast(skipped).join(tombs, key, "left")
+             .groupBy(*key, "producer_id", "o", "m")
+             .agg(F.coalesce(F.max(F.when(F.col("t") < F.col("o"), F.col("t"))), F.lit(-1))
+                  .alias("d")))
     cands = resolved.where(~F.col("is_tombstone") & F.col("e").isNotNull()).select(
         *key, F.col("log_offset").alias("c_pos"), F.col("e").alias("c_e"))
     installed = (F.broadcast(skips).join(cands, key)
