@@ -220,11 +220,16 @@ def touches(resolved, group_tombstones):
         F.collect_list("offset").alias("tombs"))
     interval = F.size(F.filter(F.coalesce("tombs", F.array().cast("array<bigint>")),
                                lambda t: t < F.col("offset")))
-    first = F.min(F.struct("offset", "timestamp", "topic", "topic_id_bytes")).alias("t")
-    per_interval = (commits.join(F.broadcast(lists), ["partition", "group_id"], "left")
+    # First commits by their (numeric) offset alone, a hash aggregate; their other columns are
+    # then joined back from the commits (a min over a struct would sort every commit instead).
+    first = F.min("offset").alias("offset")
+    per_interval = (commits.select("partition", "group_id", "offset")
+                    .join(F.broadcast(lists), ["partition", "group_id"], "left")
                     .groupBy("partition", "group_id", interval.alias("i")).agg(first))
     has_id = F.col("topic_id_bytes").isNotNull() & (F.hex("topic_id_bytes") != F.lit("0" * 32))
     per_topic_id = commits.where(has_id).groupBy("partition", "group_id", "topic_id_bytes").agg(first)
-    both = per_interval.select("partition", "group_id", "t.*").unionByName(
-        per_topic_id.select("partition", "group_id", "t.*"))
-    return both.dropDuplicates(["partition", "group_id", "offset"])
+    firsts = (per_interval.select("partition", "group_id", "offset")
+              .unionByName(per_topic_id.select("partition", "group_id", "offset"))
+              .dropDuplicates())
+    return commits.join(firsts, ["partition", "group_id", "offset"]).select(
+        "partition", "group_id", "offset", "timestamp", "topic", "topic_id_bytes")
