@@ -85,15 +85,17 @@ def fast_lines(chunk, groups, types, describe_record):
     if not chunk:
         return
     c = _columns(chunk)
+    handled, record_types, group_ids = c["handled"], c["record_type"], c["group"]
+    unfiltered = not types and not groups
     i = 0
     for seg, batch in chunk:
         head = (f'{{"partition":{_text(seg.partition)},"offset":',
                 f',"timestampType":{_text(batch.timestamp_type)},'
                 f'"batch":{dumps(_batch_json(batch))},')
         for record in batch.records:
-            if c["handled"][i] and record.key is not None:
-                record_type, group = c["record_type"][i], c["group"][i]
-                if (not types or record_type in types) and (not groups or group in groups):
+            if handled[i] and record.key is not None:
+                if unfiltered or ((not types or record_types[i] in types)
+                                  and (not groups or group_ids[i] in groups)):
                     yield _fast_line(head, record, c, i)
             else:
                 yield from _generic_line(seg, batch, record, groups, types, describe_record)

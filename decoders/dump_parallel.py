@@ -9,6 +9,7 @@ stays that of one batch per worker; temporary disk holds the rendered segments n
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import shutil
@@ -38,10 +39,39 @@ def _render(job: _Job) -> tuple[str, dict]:
         lines = (text_line(o) for o in dump_objects([job.segment], set(job.groups), set(job.types), tally))
     fd, path = tempfile.mkstemp(dir=job.directory, suffix=".part")
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
+        block: list[str] = []
         for line in lines:
-            out.write(line)
-            out.write("\n")
+            block.append(line)
+            if len(block) >= 4096:
+                block.append("")
+                out.write("\n".join(block))
+                block = []
+        if block:
+            block.append("")
+            out.write("\n".join(block))
     return path, tally
+
+
+def _copy(part, stream) -> None:
+    """The file's bytes to the stream: ``sendfile`` (no copy through this process) when the
+    stream is a real file descriptor, else a buffered copy."""
+    try:
+        out = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        shutil.copyfileobj(part, stream, 1 << 20)
+        return
+    stream.flush()
+    size, sent = os.fstat(part.fileno()).st_size, 0
+    try:
+        while sent < size:
+            done = os.sendfile(out, part.fileno(), sent, size - sent)
+            if done == 0:
+                break
+            sent += done
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS) or sent:
+            raise
+        shutil.copyfileobj(part, stream, 1 << 20)
 
 
 def workers_for(segments: list[SegmentFile], requested: int | None = None) -> int:
@@ -65,7 +95,7 @@ def dump_parts(paths: list[str], fmt: str, groups, types, tally: dict,
 
                 def copy(stream, path=path):
                     with open(path, "rb") as part:
-                        shutil.copyfileobj(part, stream, 1 << 20)
+                        _copy(part, stream)
                     os.unlink(path)
                 yield copy
     finally:

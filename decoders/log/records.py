@@ -112,8 +112,19 @@ def parse_records(buf: bytes, count: int, *, base_offset: int, base_timestamp: i
                 offset_delta, p = zigzag[byte], p + 1
             else:
                 offset_delta, p = read_varint(buf, p)
-            key, p = _read_bytes(buf, p, record_end, "key")
-            value, p = _read_bytes(buf, p, record_end, "value")
+            # Key and value: short lengths inline; anything else (null, long, bad) the full way.
+            byte = buf[p]
+            size = zigzag[byte] if byte < 0x80 else -2
+            if size >= 0 and p + 1 + size <= record_end:
+                key, p = buf[p + 1:p + 1 + size], p + 1 + size
+            else:
+                key, p = _read_bytes(buf, p, record_end, "key")
+            byte = buf[p]
+            size = zigzag[byte] if byte < 0x80 else -2
+            if size >= 0 and p + 1 + size <= record_end:
+                value, p = buf[p + 1:p + 1 + size], p + 1 + size
+            else:
+                value, p = _read_bytes(buf, p, record_end, "value")
             headers, p = _read_headers(buf, p, record_end) if buf[p] else ([], p + 1)
             if p != record_end:
                 raise CorruptBatchError(f"record declares {length} byte(s) but uses {p - pos}",
