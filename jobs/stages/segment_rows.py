@@ -8,7 +8,8 @@ many records it read only by resynchronising after damage).
 
 Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
 ``max_decompressed_bytes`` of records) plus the rows not yet handed to Spark, which are flushed
-as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH`` rows). The bounds
+as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH`` rows), checked after
+each entry: one entry's records go together. The bounds
 come from the ``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimits`).
 """
 
