@@ -99,11 +99,7 @@ def group_events(membership, touches):
 def replay_groups(membership, touches):
     """The wide typed rows of every group table (and ``topic_ids``) of the snapshot."""
     events = group_events(membership, touches)
-    # Spread by an explicit count: the rows are few bytes for much Python work, so adaptive
-    # execution would otherwise coalesce them into one task on one core.
-    tasks = int(membership.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    return (events.repartition(tasks, "partition", "group_id").groupBy("partition", "group_id")
-            .applyInArrow(replay_group_arrow, WIDE_DDL))
+    return events.groupBy("partition", "group_id").applyInArrow(replay_group_arrow, WIDE_DDL)
 
 
 def table_rows(wide, table: str, snapshot_id: str):

@@ -3,17 +3,27 @@ sampled from /proc, since RUSAGE_CHILDREN cannot add up processes alive at the s
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
+    """Children of every thread of ``pid``: the JVM starts Python workers from its task threads,
+    and ``/proc/PID/task/TID/children`` lists only the children of that one thread."""
+    found: list[int] = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(c) for c in f.read().split()]
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return found
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+    return found
 
 
 def _rss_kib(pid: int) -> int:
@@ -32,7 +42,7 @@ def tree_rss_kib(root: int) -> int:
     while todo:
         pid = todo.pop()
         total += _rss_kib(pid)
-        todo.extend(_children(pid))
+        todo.extend(children(pid))
     return total
 
 

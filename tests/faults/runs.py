@@ -61,7 +61,13 @@ def _rows(spark, path: Path, snapshot_id: str) -> list[str]:
 
 def lake_tables(spark, lake: Path, snapshot_id: str = "snap") -> dict[str, list[str]]:
     """Every table's rows of one snapshot as sorted JSON lines, without the on-disk place."""
-    return {t: _rows(spark, lake / t, snapshot_id) for t in TABLES if (lake / t).is_dir()}
+    return {t: _rows(spark, lake / t, snapshot_id) for t in TABLES if _committed(lake / t)}
+
+
+def _committed(table: Path) -> bool:
+    """A Delta table exists once its first commit does: a failed first write (a full disk) can
+    leave data files and an empty ``_delta_log`` behind, which no reader takes for a table."""
+    return any((table / "_delta_log").glob("*.json"))
 
 
 def assert_same_tables(got: dict, expected: dict, ignore: tuple[str, ...] = ()) -> None:

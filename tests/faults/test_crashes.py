@@ -3,6 +3,7 @@ rerun: the lake must end exactly as after a clean run (no duplicated, missing or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -10,6 +11,7 @@ import time
 
 import pytest
 
+from tests.faults.memory import children as process_children
 from tests.faults.runs import assert_same_tables, kill_tree, lake_tables, run_cli, start_run
 from tests.faults.snapshots import copy_sample
 
@@ -31,12 +33,7 @@ def _wait_for_line(proc, words: str, timeout: float = 300) -> None:
 def _descendants(pid: int) -> list[tuple[int, str]]:
     found, todo = [], [pid]
     while todo:
-        parent = todo.pop()
-        try:
-            with open(f"/proc/{parent}/task/{parent}/children") as f:
-                children = [int(c) for c in f.read().split()]
-        except OSError:
-            continue
+        children = process_children(todo.pop())
         for child in children:
             try:
                 with open(f"/proc/{child}/cmdline", "rb") as f:
@@ -48,22 +45,26 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
     return found
 
 
-def _kill_python_worker(proc, timeout: float = 120) -> bool:
-    """SIGKILL one PySpark Python worker of the run (a process the test started, by its id)."""
-    deadline = time.monotonic() + timeout
+def _kill_python_workers(proc, timeout: float = 120) -> int:
+    """SIGKILL every PySpark Python process of the run (daemon and workers: processes the test
+    started, found by their parent chain), again and again until the run ends: a task running
+    Python then fails, whichever worker it had. Returns how many processes were killed."""
+    deadline, killed = time.monotonic() + timeout, 0
     while time.monotonic() < deadline and proc.poll() is None:
-        workers = [pid for pid, cmd in _descendants(proc.pid)
-                   if "pyspark.daemon" in cmd or "pyspark.worker" in cmd]
-        if workers:
-            os.kill(workers[-1], signal.SIGKILL)
-            return True
-        time.sleep(0.05)
-    return False
+        for pid, cmd in _descendants(proc.pid):
+            if "pyspark.daemon" in cmd or "pyspark.worker" in cmd:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                    killed += 1
+        time.sleep(0.02)
+    return killed
 
 
-# (where, what is killed): the progress lines of jobs.stages.pipeline mark the stages
+# (where, what is killed): the progress lines of jobs.stages.pipeline mark the stages. Python
+# workers run while the segments are read and decoded (from "ingest:") and while groups are
+# replayed (after "replay:").
 POINTS = [("ingest:", "driver", 1.0), ("decode:", "driver", 0.5), ("replay:", "driver", 2.0),
-          ("decode:", "worker", 0.0), ("replay:", "worker", 0.0)]
+          ("ingest:", "worker", 0.0), ("replay:", "worker", 0.0)]
 
 
 @pytest.mark.parametrize("line, target, delay", POINTS,
@@ -78,7 +79,7 @@ def test_kill_9_then_rerun_gives_the_clean_tables(tmp_path, spark, clean, line, 
         if target == "driver":
             os.kill(proc.pid, signal.SIGKILL)
         else:
-            assert _kill_python_worker(proc), "no Python worker appeared"
+            assert _kill_python_workers(proc) > 0, "no Python worker appeared"
         proc.wait(timeout=300)
     finally:
         kill_tree(proc)
