@@ -37,15 +37,17 @@ kafka:
 demo: setup
 	$(VENV)/bin/offsetlake demo
 
-# Lint first (ruff, configured in pyproject.toml), then every test.
+# Lint first (ruff, configured in pyproject.toml), then every test: the main suite, then the
+# fault suite (its own pytest run: it is deselected from the main one by the `faults` marker).
 test: setup kafka chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .
 
-# The fault suite (tests/faults, marker `faults`, deselected from `make test`): about 10-15 min
-# on 2 cores. Mounting the small full filesystem needs root; without it that case is skipped.
+# The fault suite alone (tests/faults, marker `faults`; `make test` runs it after the main suite):
+# about 15 min on 2 cores. Mounting the small full filesystem needs root; without it that case is skipped.
 faults: setup
 	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)
 
