@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from decoders.log import list_segments, plan_ranges
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
@@ -99,6 +101,7 @@ class Staged:
     data_records: int = 0          # decode: records that are not transaction markers
     decode_errors: int = 0         # decode: of those, the ones that did not decode
     rows: object = None            # the staged DataFrame (ROW_SCHEMA [+ decoded columns])
+    local: bool = False            # rows held by the driver (a small snapshot), not staged on disk
 
     def report(self, rows_written: int, seconds: float) -> IngestReport:
         return IngestReport(self.snapshot_id, self.source, self.files, self.ranges,
@@ -106,15 +109,11 @@ class Staged:
                             rows_written, self.units_quarantined, seconds, self.records_recovered)
 
 
-def _segment_rows(spark, paths, snapshot_id, range_bytes, progress, limits: ReadLimits, decode: bool):
+def _segment_rows(spark, tasks: list[RangeTask], snapshot_id, limits: ReadLimits, decode: bool):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from jobs.stages.decode import decode_rows, with_decoded_schema
 
-    tasks, files, total = plan_tasks(paths, range_bytes)
-    if not files:
-        raise FileNotFoundError(f"no __consumer_offsets segment files (*.log) under {paths}")
-    print(f"ingest: {files} segment file(s), {total} bytes, {len(tasks)} range(s)", file=progress)
     # One Spark partition per range, by index into the plan the closure carries: no shuffle.
     task_ids = spark.range(0, len(tasks), 1, max(1, len(tasks)))
 
@@ -125,7 +124,56 @@ def _segment_rows(spark, paths, snapshot_id, range_bytes, progress, limits: Read
                 yield decode_rows(rows) if decode else rows
 
     schema = with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA
-    return task_ids.mapInArrow(read, from_arrow_schema(schema)), files, len(tasks), total
+    return task_ids.mapInArrow(read, from_arrow_schema(schema))
+
+
+def read_here(snapshot_id: str, tasks: list[RangeTask], limits: ReadLimits,
+              decode: bool) -> pa.Table | None:
+    """The snapshot's rows read (and decoded) in this process, the same rows the executors would
+    stage; ``None`` as soon as they pass ``limits.local_bytes`` (the executors read them then)."""
+    from jobs.stages.decode import decode_rows, with_decoded_schema
+
+    batches, size = [], 0
+    for rows in read_tasks(snapshot_id, tasks, limits):
+        batch = decode_rows(rows) if decode else rows
+        size += batch.nbytes
+        if size > limits.local_bytes:
+            return None
+        batches.append(batch)
+    return pa.Table.from_batches(batches, with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA)
+
+
+def local_frame(spark, table: pa.Table):
+    """A DataFrame over an Arrow table held by the driver (no Python worker reads it), every
+    column nullable as when it is read back from Parquet."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return spark.createDataFrame(table, nullable(from_arrow_schema(table.schema)))
+
+
+def nullable(schema):
+    """``schema`` with every field, element and map value nullable."""
+    from pyspark.sql.types import StructType
+
+    text = schema.json()
+    for flag in ("nullable", "containsNull", "valueContainsNull"):
+        text = text.replace(f'"{flag}":false', f'"{flag}":true')
+    return StructType.fromJson(json.loads(text))
+
+
+def _arrow_totals(table: pa.Table, decode: bool) -> list[dict]:
+    """What the staged rows' ``totals`` query returns, computed on the driver's Arrow table."""
+    import pyarrow.compute as pc
+
+    is_data = pc.and_kleene(pc.equal(table["row_kind"], RECORD), pc.invert(table["is_control"]))
+    keys = {"row_kind": table["row_kind"], "is_data": pc.fill_null(is_data, False)}
+    if decode:
+        keys["failed"] = pc.is_valid(table["error_reason"])
+    grouped = pa.table({**keys, "task_bytes": table["task_bytes"],
+                        "task_recovered": table["task_recovered"]}).group_by(list(keys)).aggregate(
+        [("row_kind", "count"), ("task_bytes", "sum"), ("task_recovered", "sum")])
+    return [{**{k: r[k] for k in keys}, "n": r["row_kind_count"], "bytes": r["task_bytes_sum"],
+             "recovered": r["task_recovered_sum"]} for r in grouped.to_pylist()]
 
 
 def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
@@ -155,27 +203,40 @@ def from_arrow_type(dtype):
 def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, decode: bool,
                    range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
                    limits: ReadLimits | None = None) -> Staged:
-    """Read (and decode) the snapshot once into ``staging``; returns its counts and rows."""
+    """Read (and decode) the snapshot once; returns its counts and rows.
+
+    The rows are staged as Parquet under ``staging`` by the executors, or, when they come to at
+    most ``limits.local_bytes``, read here and held by the driver (``Staged.local``): a small
+    snapshot then starts no Spark task to read it and no Python worker at all."""
     from pyspark.sql import functions as F
 
     limits = limits or ReadLimits.from_settings(load_config().ingest)
+    here = None
     if _is_capture(paths):
         rows, files, ranges, total, source = (_capture_rows(spark, paths[0], snapshot_id, progress,
                                                             decode), 1, 1, 0, "capture")
     else:
-        rows, files, ranges, total = _segment_rows(spark, paths, snapshot_id, range_bytes, progress,
-                                                   limits, decode)
-        source = "segments"
-    target = str(staging / "rows")
-    rows.write.mode("overwrite").parquet(target)
-    staged = spark.read.parquet(target)
-    is_data = (F.col("row_kind") == RECORD) & ~F.col("is_control")
-    keys = [F.col("row_kind"), is_data.alias("is_data")]
-    if decode:
-        keys.append(F.col("error_reason").isNotNull().alias("failed"))
-    totals = staged.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
-        F.sum("task_recovered").alias("recovered")).collect()
+        tasks, files, total = plan_tasks(paths, range_bytes)
+        if not files:
+            raise FileNotFoundError(f"no __consumer_offsets segment files (*.log) under {paths}")
+        print(f"ingest: {files} segment file(s), {total} bytes, {len(tasks)} range(s)", file=progress)
+        ranges, source = len(tasks), "segments"
+        if total <= limits.local_bytes:
+            here = read_here(snapshot_id, tasks, limits, decode)
+        rows = None if here is not None else _segment_rows(spark, tasks, snapshot_id, limits, decode)
+    if here is not None:
+        staged, totals = local_frame(spark, here), _arrow_totals(here, decode)
+    else:
+        target = str(staging / "rows")
+        rows.write.mode("overwrite").parquet(target)
+        staged = spark.read.parquet(target)
+        is_data = (F.col("row_kind") == RECORD) & ~F.col("is_control")
+        keys = [F.col("row_kind"), is_data.alias("is_data")]
+        if decode:
+            keys.append(F.col("error_reason").isNotNull().alias("failed"))
+        totals = staged.groupBy(*keys).agg(
+            F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
+            F.sum("task_recovered").alias("recovered")).collect()
 
     def count(kind=None, data=None, failed=None):
         return sum(r["n"] for r in totals if (kind is None or r["row_kind"] == kind)
@@ -186,7 +247,8 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
     return Staged(snapshot_id, source, files, ranges, total,
                   sum(int(r["bytes"] or 0) for r in accounting), count(RECORD),
                   sum(int(r["recovered"] or 0) for r in accounting), count(QUARANTINE_ROW),
-                  count(RECORD, True), count(RECORD, True, True) if decode else 0, staged)
+                  count(RECORD, True), count(RECORD, True, True) if decode else 0, staged,
+                  local=here is not None)
 
 
 def raw_records_rows(staged):

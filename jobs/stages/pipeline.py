@@ -24,8 +24,8 @@ from pathlib import Path
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import quarantine_columns, records_columns
-from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
-                                resolve_snapshot_id, stage_snapshot, staging_dir)
+from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, local_frame,
+                                raw_records_rows, resolve_snapshot_id, stage_snapshot, staging_dir)
 from jobs.stages.progress import Progress
 
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")
@@ -98,7 +98,16 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
-    from jobs.stages.replay import GROUP_TABLES, TOPIC_IDS, replay_groups, table_rows
+    from jobs.stages.replay import (GROUP_TABLES, TOPIC_IDS, replay_groups, replay_groups_here,
+                                    table_rows)
+
+    def once(frame, name: str):
+        """A result several tables read, computed once: staged as Parquet, or held by the
+        driver when the snapshot is (a small one)."""
+        if staged.local:
+            return local_frame(spark, frame.toArrow())
+        frame.write.mode("overwrite").parquet(str(staging / name))
+        return spark.read.parquet(str(staging / name))
 
     snapshot_id = staged.snapshot_id
     rows = staged.rows.where(F.col("row_kind") == "record")
@@ -106,9 +115,7 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     is_offset = F.col("record_type").isin(0, 1)
     markers = rows.where("is_control").select("partition", "offset", "producer_id", "control_type")
     progress.stage("replay: offsets (SQL)")
-    sql.resolve_commits(decoded.where(is_offset), markers).write.mode("overwrite").parquet(
-        str(staging / "commits"))
-    resolved = spark.read.parquet(str(staging / "commits"))
+    resolved = once(sql.resolve_commits(decoded.where(is_offset), markers), "commits")
     snap = F.lit(snapshot_id).alias("snapshot_id")
     columns = {t: [name for name, _ in TABLE_COLUMNS[t]] for t in TABLE_COLUMNS}
     writer.submit("offset_commits", resolved.select(snap, *columns["offset_commits"]))
@@ -116,9 +123,9 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     membership = decoded.where(~is_offset)
     tombstones = membership.where("is_tombstone").select("partition", "group_id", "offset")
     progress.stage("replay: groups (Python)")
-    replay_groups(membership, sql.touches(resolved, tombstones)).write.mode("overwrite").parquet(
-        str(staging / "groups"))
-    wide = spark.read.parquet(str(staging / "groups"))
+    touches = sql.touches(resolved, tombstones)
+    wide = (replay_groups_here(spark, membership, touches) if staged.local
+            else once(replay_groups(membership, touches), "groups"))
     progress.stage("replay: writing tables")
     frames = {t: table_rows(wide, t, snapshot_id) for t in GROUP_TABLES}
     frames["violations"] = frames["violations"].unionByName(

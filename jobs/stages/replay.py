@@ -102,6 +102,20 @@ def replay_groups(membership, touches):
     return events.groupBy("partition", "group_id").applyInArrow(replay_group_arrow, WIDE_DDL)
 
 
+def replay_groups_here(spark, membership, touches):
+    """:func:`replay_groups` in the driver, for a snapshot held there: the same per-group replay
+    (:func:`replay_group_arrow`) over the same events, collected, so no Python worker starts."""
+    from jobs.stages.ingest import local_frame
+
+    events = group_events(membership, touches).toArrow()
+    groups: dict[tuple, list[int]] = {}
+    keys = zip(events.column("partition").to_pylist(), events.column("group_id").to_pylist())
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    parts = [replay_group_arrow(events.take(pa.array(rows))) for rows in groups.values()]
+    return local_frame(spark, pa.concat_tables(parts) if parts else WIDE_SCHEMA.empty_table())
+
+
 def table_rows(wide, table: str, snapshot_id: str):
     """The rows of one group table, with ``snapshot_id`` in front."""
     from pyspark.sql import functions as F

@@ -42,6 +42,9 @@ class ReadLimits:
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
     arrow_batch_bytes: int = 16 * 1024 * 1024
+    # A snapshot whose rows come to at most this many bytes is read (and replayed) in the driver,
+    # with no Spark tasks to start; 0: always on the executors (jobs.stages.ingest).
+    local_bytes: int = 32 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> ReadLimits:
@@ -50,6 +53,8 @@ class ReadLimits:
         if min(limits.max_batch_bytes, limits.max_decompressed_bytes,
                limits.arrow_batch_bytes) <= 0:
             raise ValueError(f"ingest limits must be positive: {limits}")
+        if limits.local_bytes < 0:
+            raise ValueError(f"ingest.local_bytes must be 0 or more: {limits}")
         return limits
 
 

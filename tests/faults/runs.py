@@ -19,15 +19,16 @@ TABLES = ["raw_records", "records", "quarantine", *TABLE_COLUMNS]
 PLACE_COLUMNS = {"snapshot_id", "source_file", "file_position"}
 
 
-def cli_env() -> dict[str, str]:
+def cli_env(**extra: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(PROJECT), OFFSETLAKE_SPARK__MASTER="local[2]",
-                OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS="2")
+                OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS="2", **extra)
 
 
-def start_run(snapshot: Path, lake: Path, snapshot_id: str = "snap") -> subprocess.Popen:
+def start_run(snapshot: Path, lake: Path, snapshot_id: str = "snap",
+              **env: str) -> subprocess.Popen:
     """``offsetlake run`` in its own session, so the test can kill its whole tree."""
     return subprocess.Popen([sys.executable, "-m", "jobs.cli", "run", str(snapshot), "--lake",
-                             str(lake), "--snapshot-id", snapshot_id], cwd=PROJECT, env=cli_env(),
+                             str(lake), "--snapshot-id", snapshot_id], cwd=PROJECT, env=cli_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 

@@ -72,7 +72,10 @@ POINTS = [("ingest:", "driver", 1.0), ("decode:", "driver", 0.5), ("replay:", "d
 def test_kill_9_then_rerun_gives_the_clean_tables(tmp_path, spark, clean, line, target, delay):
     snapshot = copy_sample(tmp_path)
     lake = tmp_path / "lake"
-    proc = start_run(snapshot, lake)
+    # The sample is small enough to be read and replayed in the driver, which starts no Python
+    # worker; the worker cases make the executors do it (ingest.local_bytes = 0).
+    proc = start_run(snapshot, lake, **({} if target == "driver" else
+                                        {"OFFSETLAKE_INGEST__LOCAL_BYTES": "0"}))
     try:
         _wait_for_line(proc, line)
         time.sleep(delay)
