@@ -42,3 +42,30 @@ def test_environment_overrides_the_yaml():
     assert cfg.lake_path == Path("/data/lake")
     assert cfg.spark.conf["spark.executor.memory"] == "3g"
     assert cfg.spark.conf["spark.ui.enabled"] == "false"
+
+
+def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypatch):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    cfg = load_config()
+    assert cfg.spark.short_run_java_options == "-XX:TieredStopAtLevel=1"
+    short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
+    long = configure_builder(SparkSession.Builder(), cfg)._options
+    assert short["spark.driver.extraJavaOptions"].split()[1:] == ["-XX:TieredStopAtLevel=1"]
+    assert long["spark.driver.extraJavaOptions"].split() == [
+        short["spark.driver.extraJavaOptions"].split()[0]]
+    assert "log4j" in long["spark.driver.extraJavaOptions"]
+
+
+def test_only_a_snapshot_the_driver_reads_is_a_short_run(tmp_path):
+    from jobs.stages.ingest import read_in_driver
+
+    sample = str(Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1")
+    assert read_in_driver([sample], {})                        # 19,787 bytes <= 32 MiB
+    assert not read_in_driver([sample], {"local_bytes": 19786})
+    assert not read_in_driver([sample], {"local_bytes": 0})    # 0: always the executors
+    capture = tmp_path / "capture"
+    capture.mkdir()
+    (capture / "manifest.json").write_text("{}")
+    assert not read_in_driver([str(capture)], {})

@@ -56,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
 
     def job() -> int:
         from jobs.runtime.session import get_spark
+        from jobs.stages.ingest import read_in_driver
         from jobs.stages.pipeline import run_pipeline
 
-        spark = get_spark(cfg, app_name="offsetlake-demo")
+        spark = get_spark(cfg, app_name="offsetlake-demo",
+                          short=read_in_driver([str(sample)], cfg.ingest))
         report = run_pipeline(spark, cfg.lake_path, [str(sample)])
         print(report.summary())
         _print_summary(spark, cfg.lake_path, report.snapshot_id)

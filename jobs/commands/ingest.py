@@ -36,9 +36,10 @@ def run(args: argparse.Namespace) -> int:
 
     def job() -> int:
         from jobs.runtime.session import get_spark
-        from jobs.stages.ingest import ingest
+        from jobs.stages.ingest import ingest, read_in_driver
 
-        spark = get_spark(cfg, app_name="offsetlake-ingest")
+        spark = get_spark(cfg, app_name="offsetlake-ingest",
+                          short=read_in_driver(args.paths, cfg.ingest))
         report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
         print(report.summary())
         return EXIT_OK if report.reconciled else EXIT_FAILED

@@ -34,9 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     def job() -> int:
         from jobs.runtime.session import get_spark
+        from jobs.stages.ingest import read_in_driver
         from jobs.stages.pipeline import run_pipeline
 
-        spark = get_spark(cfg, app_name="offsetlake-run")
+        spark = get_spark(cfg, app_name="offsetlake-run",
+                          short=read_in_driver(args.paths, cfg.ingest))
         report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
         print(report.summary())
         return EXIT_OK if report.reconciled else EXIT_FAILED

@@ -31,6 +31,8 @@ class SparkSettings:
     shuffle_partitions: int = 8
     log_level: str = "ERROR"
     conf: Mapping[str, str] = field(default_factory=dict)
+    # JVM options added to a local driver for a short run (a snapshot the driver reads itself).
+    short_run_java_options: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ def load_config(path: str | os.PathLike | None = None,
             shuffle_partitions=int(spark_raw.get("shuffle_partitions", 8)),
             log_level=str(spark_raw.get("log_level", "ERROR")).upper(),
             conf={str(k): str(v) for k, v in (spark_raw.get("conf") or {}).items()},
+            short_run_java_options=str(spark_raw.get("short_run_java_options") or ""),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad spark settings in {source}: {exc}") from exc

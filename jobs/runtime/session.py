@@ -39,8 +39,11 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def configure_builder(builder, cfg: Config, app_name: str | None = None):
+def configure_builder(builder, cfg: Config, app_name: str | None = None, short: bool = False):
     """Add offsetlake's settings to a ``SparkSession.Builder`` and return it.
+
+    ``short``: the job is known to be short (a small snapshot), so a local driver JVM gets
+    ``spark.short_run_java_options`` too (C1-only JIT: seconds less compiling on a small run).
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure_builder(SparkSession.builder, load_config()).getOrCreate()  # doctest: +SKIP
@@ -51,8 +54,10 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None):
         builder = builder.master(cfg.spark.master)
         jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
         builder = builder.config("spark.jars", jars)
-        log_opt = f"-Dlog4j.configurationFile=file:{LOG4J_CONF}"
-        builder = builder.config("spark.driver.extraJavaOptions", log_opt)
+        java_opts = f"-Dlog4j.configurationFile=file:{LOG4J_CONF}"
+        if short and cfg.spark.short_run_java_options:
+            java_opts += " " + cfg.spark.short_run_java_options
+        builder = builder.config("spark.driver.extraJavaOptions", java_opts)
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
                .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
@@ -62,8 +67,9 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None):
     return builder
 
 
-def get_spark(cfg: Config | None = None, app_name: str | None = None):
-    """Build (or reuse) the Spark session for a job.
+def get_spark(cfg: Config | None = None, app_name: str | None = None, short: bool = False):
+    """Build (or reuse) the Spark session for a job (``short``: see :func:`configure_builder`;
+    it only matters when this call starts the JVM).
 
     >>> spark = get_spark()  # doctest: +SKIP
     >>> spark.range(3).count()  # doctest: +SKIP
@@ -83,6 +89,6 @@ def get_spark(cfg: Config | None = None, app_name: str | None = None):
     # the error itself, in one line.
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    spark = configure_builder(SparkSession.builder, cfg, app_name).getOrCreate()
+    spark = configure_builder(SparkSession.builder, cfg, app_name, short).getOrCreate()
     spark.sparkContext.setLogLevel(cfg.spark.log_level)
     return spark

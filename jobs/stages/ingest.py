@@ -71,6 +71,16 @@ def plan_tasks(paths: list[str], range_bytes: int) -> tuple[list[RangeTask], int
     return tasks, files, total
 
 
+def read_in_driver(paths: list[str], settings) -> bool:
+    """Whether :func:`stage_snapshot` reads ``paths`` in the driver: segment files (not a
+    capture) of at most ``ingest.local_bytes`` (``settings``: the ingest section) in all.
+    A job asks before its session starts, to start a JVM suited to a short run."""
+    if _is_capture(paths):
+        return False
+    total = sum(seg.size for seg in list_segments(paths))
+    return 0 < total <= ReadLimits.from_settings(settings).local_bytes
+
+
 def _is_capture(paths: list[str]) -> bool:
     return len(paths) == 1 and (Path(paths[0]) / "manifest.json").is_file()
 
