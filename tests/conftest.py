@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from jobs.runtime.config import load_config
@@ -17,3 +19,6 @@ def spark():
     session = get_spark(cfg, app_name="offsetlake-tests")
     yield session
     session.stop()
+    # py4j says goodbye at INFO when its last connection is collected, after pytest has closed
+    # the stream its log handler wrote to ("--- Logging error ---" at the end of a run).
+    logging.getLogger("py4j").setLevel(logging.WARNING)
