@@ -44,11 +44,11 @@ def test_environment_overrides_the_yaml():
     assert cfg.spark.conf["spark.ui.enabled"] == "false"
 
 
-def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypatch):
+def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypatch, tmp_path):
     from pyspark.sql import SparkSession
 
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
-    cfg = load_config()
+    cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path)})  # no archive
     assert cfg.spark.short_run_java_options == "-XX:TieredStopAtLevel=1"
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
@@ -69,3 +69,38 @@ def test_only_a_snapshot_the_driver_reads_is_a_short_run(tmp_path):
     capture.mkdir()
     (capture / "manifest.json").write_text("{}")
     assert not read_in_driver([str(capture)], {})
+
+
+def test_a_short_run_maps_the_class_archive_when_setup_built_one(monkeypatch, tmp_path):
+    from pyspark.sql import SparkSession
+
+    from jobs.runtime.cds import archive_path
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path / "cds")})
+    archive = archive_path(cfg)
+    assert archive.parent == tmp_path / "cds" and archive.suffix == ".jsa"
+    archive.parent.mkdir()
+    archive.write_bytes(b"archive")
+    short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
+    long = configure_builder(SparkSession.Builder(), cfg)._options
+    assert short["spark.driver.extraJavaOptions"].split()[1:] == [
+        "-XX:TieredStopAtLevel=1", f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
+    assert "SharedArchiveFile" not in long["spark.driver.extraJavaOptions"]
+    off = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": ""})
+    assert off.spark.class_archive_dir is None and archive_path(off) is None
+
+
+def test_a_damaged_or_foreign_class_archive_is_ignored_by_the_jvm(tmp_path):
+    """What makes the archive safe to offer: a JVM that cannot use it runs without it, silently."""
+    import subprocess
+
+    from jobs.runtime.cds import QUIET, java_binary
+
+    damaged = tmp_path / "damaged.jsa"
+    damaged.write_bytes(bytes(range(256)) * 400)
+    done = subprocess.run([java_binary(), f"-XX:SharedArchiveFile={damaged}", *QUIET.split(),
+                           "-version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert done.stdout == "" and "openjdk version" in done.stderr.lower()
+    assert "sharing" not in done.stderr and "cds" not in done.stderr.lower()

@@ -43,7 +43,8 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
     """Add offsetlake's settings to a ``SparkSession.Builder`` and return it.
 
     ``short``: the job is known to be short (a small snapshot), so a local driver JVM gets
-    ``spark.short_run_java_options`` too (C1-only JIT: seconds less compiling on a small run).
+    ``spark.short_run_java_options`` too (C1-only JIT: seconds less compiling on a small run) and
+    the class archive ``make setup`` built, if there is one (``jobs.runtime.cds``).
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure_builder(SparkSession.builder, load_config()).getOrCreate()  # doctest: +SKIP
@@ -55,8 +56,11 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
         jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
         builder = builder.config("spark.jars", jars)
         java_opts = f"-Dlog4j.configurationFile=file:{LOG4J_CONF}"
-        if short and cfg.spark.short_run_java_options:
-            java_opts += " " + cfg.spark.short_run_java_options
+        if short:
+            from jobs.runtime.cds import java_options
+
+            extra = " ".join(o for o in (cfg.spark.short_run_java_options, java_options(cfg)) if o)
+            java_opts += f" {extra}" if extra else ""
         builder = builder.config("spark.driver.extraJavaOptions", java_opts)
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
