@@ -20,6 +20,7 @@ class Progress:
         self.enabled = bool(isatty and isatty()) if enabled is None else enabled
         self.total = 0
         self.label, self.started, self.first_job = "", time.monotonic(), 0
+        self.shown = 0.0   # the stage's largest fraction so far: a line never counts backwards
         self._stop = threading.Event()
         self._thread = None
 
@@ -38,14 +39,18 @@ class Progress:
 
     def stage(self, label: str) -> None:
         """A new pipeline stage begins: its Spark jobs are the ones started from now on."""
-        self.label, self.started = label, time.monotonic()
+        self.label, self.started, self.shown = label, time.monotonic(), 0.0
         if self.enabled:
             jobs = self.spark.sparkContext.statusTracker().getJobIdsForGroup(None)
             self.first_job = max(jobs, default=-1) + 1
 
     def line(self, done_fraction: float) -> str:
+        """The progress line for ``done_fraction`` of the stage's tasks finished. A stage's jobs
+        start one after another, each adding tasks, so the fraction can fall; the line keeps the
+        largest one shown since the stage began."""
+        self.shown = max(self.shown, done_fraction)
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        done = int(self.total * done_fraction)
+        done = int(self.total * self.shown)
         rate = done / elapsed
         eta = (self.total - done) / rate if rate > 0 else None
         eta_text = "?" if eta is None else f"{eta:.0f}s"
