@@ -59,8 +59,8 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
         if short:
             from jobs.runtime.cds import java_options
 
-            extra = " ".join(o for o in (cfg.spark.short_run_java_options, java_options(cfg)) if o)
-            java_opts += f" {extra}" if extra else ""
+            java_opts = " ".join(o for o in (java_opts, cfg.spark.short_run_java_options,
+                                             java_options(cfg)) if o)
         builder = builder.config("spark.driver.extraJavaOptions", java_opts)
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
