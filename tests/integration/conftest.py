@@ -23,6 +23,9 @@ from kafka.structs import OffsetAndMetadata
 
 from .kafka_broker import (KafkaBroker, KafkaHarnessError, KafkaJarsMissing, java_executable,
                            kafka_libs_dir)
+from .kafka_python_rejoin import guard_rejoin
+
+guard_rejoin()  # kafka-python 3.0.12 classic members: see kafka_python_rejoin.py
 
 _SKIPPED_NO_JAVA = "Kafka integration tests SKIPPED: `java` is not installed (need Java 17+ on PATH or JAVA_HOME)"
 _skip_reasons: set[str] = set()

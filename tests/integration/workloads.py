@@ -44,6 +44,10 @@ from kafka import KafkaAdminClient, KafkaConsumer
 from kafka import TopicPartition as KpTopicPartition
 from kafka.structs import OffsetAndMetadata
 
+from .kafka_python_rejoin import guard_rejoin
+
+guard_rejoin()
+
 ORDERS = "wl-orders"      # 3 partitions: what every group subscribes to
 EVENTS = "wl-events"      # 2 partitions: offsets committed outside the subscription, then deleted
 TOPICS = {ORDERS: 3, EVENTS: 2}
