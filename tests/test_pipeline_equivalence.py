@@ -8,8 +8,10 @@ group's deletion, transactional tombstones and producer ids without the transact
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import random
+import re
 import shutil
 import struct
 import uuid
@@ -134,26 +136,38 @@ BRONZE = ("raw_records", "records", "quarantine")
 
 def test_driver_and_executors_write_identical_tables(spark, damaged, tmp_path, monkeypatch):
     """A small snapshot is read and replayed in the driver (``ingest.local_bytes``); the same
-    snapshot read by the executors gives every table, row for row and column for column."""
-    lakes, reports = {}, {}
-    for where, local_bytes in (("driver", None), ("executors", "0")):
+    snapshot read by the executors gives every table, row for row and column for column, whether
+    the staged rows are read back in vectorized batches (``ingest.columnar_batch_bytes``, the
+    default for small rows) or row by row (0, as for huge records)."""
+    lakes, reports, said = {}, {}, {}
+    for where, local_bytes, batch_bytes in (("driver", None, None), ("executors", "0", None),
+                                            ("executors, row by row", "0", "0")):
         if local_bytes is not None:
             monkeypatch.setenv("OFFSETLAKE_INGEST__LOCAL_BYTES", local_bytes)
-        lakes[where] = tmp_path / where
-        reports[where] = run_pipeline(spark, lakes[where], [str(damaged)], "both")
+        if batch_bytes is not None:
+            monkeypatch.setenv("OFFSETLAKE_INGEST__COLUMNAR_BATCH_BYTES", batch_bytes)
+        lakes[where], progress = tmp_path / where, io.StringIO()
+        reports[where] = run_pipeline(spark, lakes[where], [str(damaged)], "both", progress)
+        said[where] = [line for line in progress.getvalue().splitlines() if "read back" in line]
+    assert said["driver"] == []
+    assert len(said["executors"]) == 1 and re.search(r"read back \d+ rows at a time", said["executors"][0])
+    assert len(said["executors, row by row"]) == 1 and "row by row" in said["executors, row by row"][0]
+    assert spark.conf.get("spark.sql.parquet.enableVectorizedReader") == "false"  # put back
     assert reports["driver"].ingest.records_recovered > 0
     assert reports["driver"].decode_quarantined == 2
-    for field in ("records_read", "records_recovered", "rows_quarantined", "bytes_accounted"):
-        assert getattr(reports["driver"].ingest, field) == getattr(reports["executors"].ingest, field)
-    assert reports["driver"].table_rows == reports["executors"].table_rows
+    for where in lakes:
+        for field in ("records_read", "records_recovered", "rows_quarantined", "bytes_accounted"):
+            assert getattr(reports["driver"].ingest, field) == getattr(reports[where].ingest, field)
+        assert reports["driver"].table_rows == reports[where].table_rows
     for table in (*BRONZE, *TABLE_COLUMNS):
         frames = {w: read_snapshot(spark, lake, table, "both") for w, lake in lakes.items()}
-        assert frames["driver"].schema == frames["executors"].schema, table
         rows = {w: _canon(r.asDict(recursive=True) for r in f.drop("value").collect()
                           ) if table == "records" else _canon(r.asDict(recursive=True) for r in f.collect())
                 for w, f in frames.items()}
-        assert rows["driver"] and rows["driver"] == rows["executors"], table
-        if table == "records":  # a VARIANT compares by its JSON text
-            texts = {w: _canon(r[0] for r in f.selectExpr("to_json(value)").collect())
-                     for w, f in frames.items()}
-            assert texts["driver"] == texts["executors"]
+        texts = {w: _canon(r[0] for r in f.selectExpr("to_json(value)").collect())
+                 for w, f in frames.items()} if table == "records" else {}
+        for where in lakes:
+            assert frames["driver"].schema == frames[where].schema, (table, where)
+            assert rows["driver"] and rows["driver"] == rows[where], (table, where)
+            if table == "records":  # a VARIANT compares by its JSON text
+                assert texts["driver"] == texts[where], where

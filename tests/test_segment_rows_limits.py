@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from decoders.log.writer import encode_batch, write_segment
 from jobs.runtime.config import load_config
+from jobs.stages.ingest import columnar_batch_rows
 from jobs.stages.segment_rows import ACCOUNTING, QUARANTINE, RECORD, RangeTask, ReadLimits, read_range
 
 T0 = 1_700_000_000_000
@@ -46,3 +47,34 @@ def test_the_bounds_come_from_conf():
     limits = ReadLimits.from_settings(cfg.ingest)
     assert limits.max_decompressed_bytes == 1234
     assert limits.max_batch_bytes == load_config().ingest["max_batch_bytes"]
+
+
+def test_the_accounting_row_gives_the_largest_row_raw_bytes(tmp_path):
+    # key-N is 5 bytes; the 2 MiB record is quarantined (batch_too_large) with its raw batch bytes.
+    task = _segment(tmp_path, [100, 700, 2048 * KIB, 30], compression="none")
+    rows = pa.Table.from_batches(list(read_range(
+        "s", task, ReadLimits(max_decompressed_bytes=1024 * KIB, max_batch_bytes=1024 * KIB)))
+    ).to_pylist()
+    [accounting] = [r for r in rows if r["row_kind"] == ACCOUNTING]
+    unit = [r for r in rows if r["row_kind"] == QUARANTINE]
+    assert [len(r["raw"]) for r in unit] == [accounting["task_max_row_bytes"]]
+    assert accounting["task_max_row_bytes"] > 2048 * KIB
+    assert all(r["task_max_row_bytes"] is None for r in rows if r["row_kind"] != ACCOUNTING)
+
+    (tmp_path / "clean").mkdir()
+    clean = _segment(tmp_path / "clean", [100, 700, 30])
+    [accounting] = [r for r in pa.Table.from_batches(list(read_range("s", clean))).to_pylist()
+                    if r["row_kind"] == ACCOUNTING]
+    assert accounting["task_max_row_bytes"] == 5 + 700
+
+
+def test_staged_rows_are_read_in_batches_only_when_a_batch_of_the_largest_fits():
+    budget = 32 * 1024 * KIB
+    assert columnar_batch_rows(200, budget) == 4096          # Spark's own batch size at most
+    assert columnar_batch_rows(64 * KIB, budget) == 512
+    assert columnar_batch_rows(512 * KIB, budget) == 64
+    assert columnar_batch_rows(512 * KIB + 1, budget) is None  # fewer than 64 rows: row by row
+    assert columnar_batch_rows(48 * 1024 * KIB, budget) is None
+    assert columnar_batch_rows(None, budget) is None           # not known (a capture)
+    assert columnar_batch_rows(200, 0) is None                 # 0 in conf: never
+    assert ReadLimits.from_settings(load_config().ingest).columnar_batch_bytes == budget

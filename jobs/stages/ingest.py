@@ -13,6 +13,7 @@ import json
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,6 +113,8 @@ class Staged:
     decode_errors: int = 0         # decode: of those, the ones that did not decode
     rows: object = None            # the staged DataFrame (ROW_SCHEMA [+ decoded columns])
     local: bool = False            # rows held by the driver (a small snapshot), not staged on disk
+    largest_row_bytes: int | None = None  # raw bytes of the largest row; None: not known (capture)
+    columnar_rows: int | None = None      # rows per vectorized Parquet batch; None: row by row
 
     def report(self, rows_written: int, seconds: float) -> IngestReport:
         return IngestReport(self.snapshot_id, self.source, self.files, self.ranges,
@@ -180,10 +183,13 @@ def _arrow_totals(table: pa.Table, decode: bool) -> list[dict]:
     if decode:
         keys["failed"] = pc.is_valid(table["error_reason"])
     grouped = pa.table({**keys, "task_bytes": table["task_bytes"],
-                        "task_recovered": table["task_recovered"]}).group_by(list(keys)).aggregate(
-        [("row_kind", "count"), ("task_bytes", "sum"), ("task_recovered", "sum")])
+                        "task_recovered": table["task_recovered"],
+                        "task_max_row_bytes": table["task_max_row_bytes"]}).group_by(list(keys)).aggregate(
+        [("row_kind", "count"), ("task_bytes", "sum"), ("task_recovered", "sum"),
+         ("task_max_row_bytes", "max")])
     return [{**{k: r[k] for k in keys}, "n": r["row_kind_count"], "bytes": r["task_bytes_sum"],
-             "recovered": r["task_recovered_sum"]} for r in grouped.to_pylist()]
+             "recovered": r["task_recovered_sum"], "largest": r["task_max_row_bytes_max"]}
+            for r in grouped.to_pylist()]
 
 
 def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
@@ -246,7 +252,8 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
             keys.append(F.col("error_reason").isNotNull().alias("failed"))
         totals = staged.groupBy(*keys).agg(
             F.count(F.lit(1)).alias("n"), F.sum("task_bytes").alias("bytes"),
-            F.sum("task_recovered").alias("recovered")).collect()
+            F.sum("task_recovered").alias("recovered"),
+            F.max("task_max_row_bytes").alias("largest")).collect()
 
     def count(kind=None, data=None, failed=None):
         return sum(r["n"] for r in totals if (kind is None or r["row_kind"] == kind)
@@ -254,11 +261,59 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
                    and (failed is None or r["failed"] == failed))
 
     accounting = [r for r in totals if r["row_kind"] == ACCOUNTING]
+    known = [r["largest"] for r in accounting]
+    largest = None if not known or None in known else int(max(known))
     return Staged(snapshot_id, source, files, ranges, total,
                   sum(int(r["bytes"] or 0) for r in accounting), count(RECORD),
                   sum(int(r["recovered"] or 0) for r in accounting), count(QUARANTINE_ROW),
                   count(RECORD, True), count(RECORD, True, True) if decode else 0, staged,
-                  local=here is not None)
+                  local=here is not None,
+                  largest_row_bytes=largest,
+                  columnar_rows=columnar_batch_rows(largest, limits.columnar_batch_bytes))
+
+
+# Spark's own rows per vectorized Parquet batch, and the fewest worth a batch at all.
+PARQUET_BATCH_ROWS = 4096
+COLUMNAR_MIN_ROWS = 64
+_COLUMNAR_CONF = ("spark.sql.parquet.enableVectorizedReader",
+                  "spark.sql.parquet.columnarReaderBatchSize")
+
+
+def columnar_batch_rows(largest: int | None, budget: int) -> int | None:
+    """Rows per vectorized Parquet batch of the staged rows: as many as fit ``budget`` bytes
+    when every row were as large as the largest (raw key + value), at most Spark's 4096;
+    ``None`` (read row by row) when fewer than 64 fit, when the largest is not known, or when
+    ``budget`` is 0.
+
+    >>> columnar_batch_rows(200, 32 << 20), columnar_batch_rows(64 << 10, 32 << 20)
+    (4096, 512)
+    >>> columnar_batch_rows(48 << 20, 32 << 20) is None
+    True
+    """
+    if largest is None or budget <= 0:
+        return None
+    rows = min(PARQUET_BATCH_ROWS, budget // max(largest, 1))
+    return rows if rows >= COLUMNAR_MIN_ROWS else None
+
+
+@contextmanager
+def columnar_reads(spark, rows: int | None):
+    """Within the block, Parquet is read a batch of ``rows`` rows at a time (Spark's vectorized
+    reader, much faster), or row by row when ``rows`` is None, as ``conf/offsetlake.yaml`` sets
+    it for everything else: a vectorized batch holds every row of it per column, which for
+    records of tens of MiB would be gigabytes. The session's settings are put back after."""
+    before = {key: spark.conf.get(key, None) for key in _COLUMNAR_CONF}
+    if rows is not None:
+        spark.conf.set(_COLUMNAR_CONF[0], "true")
+        spark.conf.set(_COLUMNAR_CONF[1], str(rows))
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def raw_records_rows(staged):
@@ -289,10 +344,11 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
     try:
         staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
                                 range_bytes=range_bytes, progress=progress, limits=limits)
-        replace_snapshot(raw_records_rows(staged.rows), lake, RAW_RECORDS, snapshot_id)
-        written = committed_rows(lake, RAW_RECORDS)
-        replace_snapshot(ingest_quarantine_rows(staged.rows), lake, QUARANTINE, snapshot_id,
-                         only=INGEST_STAGES)
+        with columnar_reads(spark, staged.columnar_rows):
+            replace_snapshot(raw_records_rows(staged.rows), lake, RAW_RECORDS, snapshot_id)
+            written = committed_rows(lake, RAW_RECORDS)
+            replace_snapshot(ingest_quarantine_rows(staged.rows), lake, QUARANTINE, snapshot_id,
+                             only=INGEST_STAGES)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return staged.report(written, time.monotonic() - started)

@@ -24,8 +24,9 @@ from pathlib import Path
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import quarantine_columns, records_columns
-from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, local_frame,
-                                raw_records_rows, resolve_snapshot_id, stage_snapshot, staging_dir)
+from jobs.stages.ingest import (IngestReport, Staged, columnar_reads, ingest_quarantine_rows,
+                                local_frame, raw_records_rows, resolve_snapshot_id,
+                                stage_snapshot, staging_dir)
 from jobs.stages.progress import Progress
 
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")
@@ -136,6 +137,10 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
         writer.submit(table, frame)
 
 
+def _size(n: int | None) -> str:
+    return "not known" if n is None else f"{n} bytes"
+
+
 def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
                  progress=sys.stderr) -> PipelineReport:
     """Ingest, decode and replay one snapshot; every table is replaced for its snapshot id.
@@ -159,16 +164,22 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             seconds["ingest"] = time.monotonic() - started
             mark = time.monotonic()
             meter.stage("decode")
-            print(f"decode: snapshot {snapshot_id}", file=progress)
-            bronze(writer, staged)
-            print(f"replay: snapshot {snapshot_id}", file=progress)
-            replay(spark, writer, staged, staging, meter)
-            seconds["replay"] = time.monotonic() - mark
-            mark = time.monotonic()
-            raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
-            writer.rows(QUARANTINE)
-            table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
-            seconds["writes"] = time.monotonic() - mark
+            if not staged.local:
+                how = ("row by row" if staged.columnar_rows is None
+                       else f"{staged.columnar_rows} rows at a time")
+                print(f"decode: staged rows read back {how} (largest row "
+                      f"{_size(staged.largest_row_bytes)})", file=progress)
+            with columnar_reads(spark, staged.columnar_rows):
+                print(f"decode: snapshot {snapshot_id}", file=progress)
+                bronze(writer, staged)
+                print(f"replay: snapshot {snapshot_id}", file=progress)
+                replay(spark, writer, staged, staging, meter)
+                seconds["replay"] = time.monotonic() - mark
+                mark = time.monotonic()
+                raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
+                writer.rows(QUARANTINE)
+                table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
+                seconds["writes"] = time.monotonic() - mark
     finally:
         writer.close()
         shutil.rmtree(staging, ignore_errors=True)

@@ -3,8 +3,9 @@
 This is the only code the ingest job runs on executors; it is plain pyarrow over
 ``decoders.log`` so it is tested without Spark. Each output row has a ``row_kind``: ``record``
 (the ``raw_records`` columns filled), ``quarantine`` (a unit of bytes that could not be read, with
-its raw bytes and reason) or ``accounting`` (one per range: how many file bytes it covered, and how
-many records it read only by resynchronising after damage).
+its raw bytes and reason) or ``accounting`` (one per range: how many file bytes it covered, how
+many records it read only by resynchronising after damage, and the raw bytes of its largest
+row, which decides how the staged rows are read back: jobs.stages.ingest.columnar_reads).
 
 Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
 ``max_decompressed_bytes`` of records) plus the rows not yet handed to Spark, which are flushed
@@ -30,7 +31,7 @@ ROW_SCHEMA = pa.schema(
     [pa.field(n, t) for n, t, _ in RAW_RECORDS_COLUMNS]
     + [pa.field(n, t) for n, t, _ in _QUARANTINE_ONLY]
     + [pa.field("row_kind", pa.string()), pa.field("task_bytes", pa.int64()),
-       pa.field("task_recovered", pa.int64())])
+       pa.field("task_recovered", pa.int64()), pa.field("task_max_row_bytes", pa.int64())])
 RECORD, QUARANTINE, ACCOUNTING = "record", "quarantine", "accounting"
 ROWS_PER_BATCH = 8192
 ROW_OVERHEAD_BYTES = 256         # the fixed-width columns and strings of one row, roughly
@@ -45,6 +46,9 @@ class ReadLimits:
     # A snapshot whose rows come to at most this many bytes is read (and replayed) in the driver,
     # with no Spark tasks to start; 0: always on the executors (jobs.stages.ingest).
     local_bytes: int = 32 * 1024 * 1024
+    # Staged rows are read back a batch of rows at a time (Spark's vectorized Parquet reader)
+    # when that many rows of the largest raw size fit in this; else a row at a time. 0: never.
+    columnar_batch_bytes: int = 32 * 1024 * 1024
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> ReadLimits:
@@ -53,8 +57,9 @@ class ReadLimits:
         if min(limits.max_batch_bytes, limits.max_decompressed_bytes,
                limits.arrow_batch_bytes) <= 0:
             raise ValueError(f"ingest limits must be positive: {limits}")
-        if limits.local_bytes < 0:
-            raise ValueError(f"ingest.local_bytes must be 0 or more: {limits}")
+        if min(limits.local_bytes, limits.columnar_batch_bytes) < 0:
+            raise ValueError(f"ingest.local_bytes and ingest.columnar_batch_bytes must be 0 or "
+                             f"more: {limits}")
         return limits
 
 
@@ -79,6 +84,7 @@ class _Rows:
         self.snapshot_id, self.task = snapshot_id, task
         self.columns: dict[str, list] = {name: [] for name in ROW_SCHEMA.names}
         self.count = self.bytes = 0
+        self.largest = 0          # raw bytes (key + value, or a unit's raw) of the largest row
 
     def add_batch(self, batch: RecordBatch) -> None:
         records, c = batch.records, self.columns
@@ -110,6 +116,8 @@ class _Rows:
         self.count += n
         self.bytes += (ROW_OVERHEAD_BYTES * n + sum(len(k) for k in keys if k)
                        + sum(len(v) for v in values if v))
+        largest = max(len(k or b"") + len(v or b"") for k, v in zip(keys, values))
+        self.largest = max(self.largest, largest)
 
     def add_unit(self, item) -> None:
         """One unreadable unit (a :class:`BatchError` or :class:`TruncatedTail`)."""
@@ -118,9 +126,11 @@ class _Rows:
                "raw": item.raw, "raw_truncated": bool(item.raw_truncated), "row_kind": QUARANTINE}
         self._add_row(row)
         self.bytes += ROW_OVERHEAD_BYTES + len(item.raw or b"")
+        self.largest = max(self.largest, len(item.raw or b""))
 
     def add_accounting(self, accounted: int, recovered: int) -> None:
-        self._add_row({"row_kind": ACCOUNTING, "task_bytes": accounted, "task_recovered": recovered})
+        self._add_row({"row_kind": ACCOUNTING, "task_bytes": accounted, "task_recovered": recovered,
+                       "task_max_row_bytes": self.largest})
 
     def _add_row(self, row: dict) -> None:
         for name in _PER_ROW:
@@ -145,7 +155,8 @@ class _Rows:
 
 _COMMON = ("snapshot_id", "partition", "source_file")
 # Columns a record row leaves null, and the columns a quarantine/accounting row sets one by one.
-_RECORD_ONLY_NULLS = tuple(n for n, _, _ in _QUARANTINE_ONLY) + ("task_bytes", "task_recovered")
+_RECORD_ONLY_NULLS = tuple(n for n, _, _ in _QUARANTINE_ONLY) + ("task_bytes", "task_recovered",
+                                                                  "task_max_row_bytes")
 _PER_ROW = tuple(n for n in ROW_SCHEMA.names if n not in _COMMON)
 
 
@@ -155,7 +166,8 @@ def read_range(snapshot_id: str, task: RangeTask,
 
     The last row is the range's ``accounting`` row: ``task_bytes`` is how many bytes of the file
     it covered (complete batches plus quarantined units), reconciled by the job against file sizes;
-    ``task_recovered`` how many of its records were read after a resynchronisation.
+    ``task_recovered`` how many of its records were read after a resynchronisation;
+    ``task_max_row_bytes`` the raw bytes of its largest row (key + value, or a unit's raw bytes).
     """
     rows = _Rows(snapshot_id, task)
     accounted = recovered = 0
