@@ -31,7 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("ingest", "jobs.commands.ingest", "load a snapshot into the raw_records Delta table (Spark)",
             "offsetlake ingest snapshots/today --lake lake"),
     Command("run", "jobs.commands.run", "ingest, decode and replay a snapshot into the lake's tables",
-            "offsetlake run samples/kafka-4.1 --lake lake"),
+            "offsetlake run samples/kafka-4.3.1 --lake lake"),
     Command("audit", "jobs.commands.audit", "check fencing and downgrade rules; the exit code gates",
             "offsetlake audit --lake lake --fail-on high --target-version 3.9"),
     Command("sql", "jobs.commands.sql", "query the lake's tables and sql/ views by name (no query: a prompt)",
