@@ -114,10 +114,9 @@ class _Rows:
             c[name] += [value] * n
         self._fill_common(n, _RECORD_ONLY_NULLS)
         self.count += n
-        self.bytes += (ROW_OVERHEAD_BYTES * n + sum(len(k) for k in keys if k)
-                       + sum(len(v) for v in values if v))
-        largest = max(len(k or b"") + len(v or b"") for k, v in zip(keys, values))
-        self.largest = max(self.largest, largest)
+        sizes = [len(k or b"") + len(v or b"") for k, v in zip(keys, values)]
+        self.bytes += ROW_OVERHEAD_BYTES * n + sum(sizes)
+        self.largest = max(self.largest, *sizes)
 
     def add_unit(self, item) -> None:
         """One unreadable unit (a :class:`BatchError` or :class:`TruncatedTail`)."""
