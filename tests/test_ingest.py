@@ -172,3 +172,34 @@ def test_an_empty_segment_is_a_file_without_ranges(small_snapshot, tmp_path):
     tasks, files, total = plan_tasks([str(root)], range_bytes=100)
     assert (files, total) == (3, info["p0_size"] + info["p1_size"])
     assert str(empty) not in {t.source_file for t in tasks}
+
+
+def test_read_back_batches_rows_in_a_session_of_its_own(spark, tmp_path):
+    """Staged rows read back in vectorized batches: same rows, Spark plans a columnar scan, and
+    the caller's session keeps its settings (row by row, from conf/offsetlake.yaml)."""
+    from jobs.stages.ingest import Staged, read_back
+
+    path = str(tmp_path / "rows")
+    pq.write_table(pa.table({"offset": list(range(500)), "value": [b"v%d" % i for i in range(500)]}),
+                   tmp_path / "rows.parquet")
+    os.makedirs(path)
+    os.replace(tmp_path / "rows.parquet", os.path.join(path, "part-0.parquet"))
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "3")  # a runtime setting the caller made
+    try:
+        staged = Staged("s", "segments", 1, 1, 0, 0, 500, 0, 0, rows=spark.read.parquet(path),
+                        columnar_rows=128, path=path)
+        batched = read_back(spark, staged).rows
+        session = batched.sparkSession
+        assert session is not spark
+        assert session.conf.get("spark.sql.parquet.enableVectorizedReader") == "true"
+        assert session.conf.get("spark.sql.parquet.columnarReaderBatchSize") == "128"
+        assert session.conf.get("spark.sql.shuffle.partitions") == "3"
+        assert spark.conf.get("spark.sql.parquet.enableVectorizedReader") == "false"
+        assert "ColumnarToRow" in batched._jdf.queryExecution().executedPlan().toString()
+        assert "ColumnarToRow" not in staged.rows._jdf.queryExecution().executedPlan().toString()
+        assert_df_equality(batched, staged.rows, ignore_row_order=True)
+        row_by_row = Staged("s", "segments", 1, 1, 0, 0, 500, 0, 0, rows=staged.rows, path=path)
+        assert read_back(spark, row_by_row) is row_by_row      # columnar_rows None: as it is
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)

@@ -132,13 +132,28 @@ def damaged(generated, tmp_path_factory):
 
 
 BRONZE = ("raw_records", "records", "quarantine")
+VECTORIZED = "spark.sql.parquet.enableVectorizedReader"
+
+
+class SettingsSeen(io.StringIO):
+    """A progress stream that notes the session's reader setting each time the run prints."""
+
+    def __init__(self, spark):
+        super().__init__()
+        self.spark, self.seen = spark, set()
+
+    def write(self, text):
+        self.seen.add(self.spark.conf.get(VECTORIZED))
+        return super().write(text)
 
 
 def test_driver_and_executors_write_identical_tables(spark, damaged, tmp_path, monkeypatch):
     """A small snapshot is read and replayed in the driver (``ingest.local_bytes``); the same
     snapshot read by the executors gives every table, row for row and column for column, whether
     the staged rows are read back in vectorized batches (``ingest.columnar_batch_bytes``, the
-    default for small rows) or row by row (0, as for huge records)."""
+    default for small rows) or row by row (0, as for huge records). The batched read-back never
+    changes the caller's session, not even for the length of the run: another job on it, in
+    another thread, would plan its reads with one setting and run them with the other."""
     lakes, reports, said = {}, {}, {}
     for where, local_bytes, batch_bytes in (("driver", None, None), ("executors", "0", None),
                                             ("executors, row by row", "0", "0")):
@@ -146,13 +161,13 @@ def test_driver_and_executors_write_identical_tables(spark, damaged, tmp_path, m
             monkeypatch.setenv("OFFSETLAKE_INGEST__LOCAL_BYTES", local_bytes)
         if batch_bytes is not None:
             monkeypatch.setenv("OFFSETLAKE_INGEST__COLUMNAR_BATCH_BYTES", batch_bytes)
-        lakes[where], progress = tmp_path / where, io.StringIO()
+        lakes[where], progress = tmp_path / where, SettingsSeen(spark)
         reports[where] = run_pipeline(spark, lakes[where], [str(damaged)], "both", progress)
         said[where] = [line for line in progress.getvalue().splitlines() if "read back" in line]
+        assert progress.seen == {"false"}, where  # conf/offsetlake.yaml's, throughout
     assert said["driver"] == []
     assert len(said["executors"]) == 1 and re.search(r"read back \d+ rows at a time", said["executors"][0])
     assert len(said["executors, row by row"]) == 1 and "row by row" in said["executors, row by row"][0]
-    assert spark.conf.get("spark.sql.parquet.enableVectorizedReader") == "false"  # put back
     assert reports["driver"].ingest.records_recovered > 0
     assert reports["driver"].decode_quarantined == 2
     for where in lakes:

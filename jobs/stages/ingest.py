@@ -13,8 +13,7 @@ import json
 import shutil
 import sys
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -115,6 +114,7 @@ class Staged:
     local: bool = False            # rows held by the driver (a small snapshot), not staged on disk
     largest_row_bytes: int | None = None  # raw bytes of the largest row; None: not known (capture)
     columnar_rows: int | None = None      # rows per vectorized Parquet batch; None: row by row
+    path: str | None = None               # where the rows are staged (None: held by the driver)
 
     def report(self, rows_written: int, seconds: float) -> IngestReport:
         return IngestReport(self.snapshot_id, self.source, self.files, self.ranges,
@@ -269,7 +269,8 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
                   count(RECORD, True), count(RECORD, True, True) if decode else 0, staged,
                   local=here is not None,
                   largest_row_bytes=largest,
-                  columnar_rows=columnar_batch_rows(largest, limits.columnar_batch_bytes))
+                  columnar_rows=columnar_batch_rows(largest, limits.columnar_batch_bytes),
+                  path=None if here is not None else target)
 
 
 # Spark's own rows per vectorized Parquet batch, and the fewest worth a batch at all.
@@ -296,24 +297,34 @@ def columnar_batch_rows(largest: int | None, budget: int) -> int | None:
     return rows if rows >= COLUMNAR_MIN_ROWS else None
 
 
-@contextmanager
-def columnar_reads(spark, rows: int | None):
-    """Within the block, Parquet is read a batch of ``rows`` rows at a time (Spark's vectorized
-    reader, much faster), or row by row when ``rows`` is None, as ``conf/offsetlake.yaml`` sets
-    it for everything else: a vectorized batch holds every row of it per column, which for
-    records of tens of MiB would be gigabytes. The session's settings are put back after."""
-    before = {key: spark.conf.get(key, None) for key in _COLUMNAR_CONF}
-    if rows is not None:
-        spark.conf.set(_COLUMNAR_CONF[0], "true")
-        spark.conf.set(_COLUMNAR_CONF[1], str(rows))
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+def read_back(spark, staged: Staged) -> Staged:
+    """``staged`` with its rows read a batch of ``staged.columnar_rows`` rows at a time (Spark's
+    vectorized Parquet reader, much faster), or as it is when that is None: row by row, as
+    ``conf/offsetlake.yaml`` reads everything else, since a vectorized batch holds every row of
+    it per column, which for records of tens of MiB would be gigabytes.
+
+    The batched rows belong to a session of their own (``spark.newSession()`` with this
+    session's settings), so ``spark`` itself is never changed: another job on it, in another
+    thread, plans and runs its reads with the settings it had. Frames derived from these rows
+    (and their writes) run in that session; ``frame.sparkSession`` names it."""
+    if staged.columnar_rows is None or staged.path is None:
+        return staged
+    reader = session_with(spark, {_COLUMNAR_CONF[0]: "true",
+                                  _COLUMNAR_CONF[1]: str(staged.columnar_rows)})
+    return replace(staged, rows=reader.read.parquet(staged.path))
+
+
+def session_with(spark, settings: dict[str, str]):
+    """A new session on ``spark``'s context with every runtime setting of ``spark`` and
+    ``settings`` on top; ``spark`` is left as it is."""
+    session = spark.newSession()
+    for key, value in spark.conf.getAll.items():
+        if key not in settings and spark.conf.isModifiable(key) and \
+                session.conf.get(key, None) != value:
+            session.conf.set(key, value)
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    return session
 
 
 def raw_records_rows(staged):
@@ -344,11 +355,11 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
     try:
         staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
                                 range_bytes=range_bytes, progress=progress, limits=limits)
-        with columnar_reads(spark, staged.columnar_rows):
-            replace_snapshot(raw_records_rows(staged.rows), lake, RAW_RECORDS, snapshot_id)
-            written = committed_rows(lake, RAW_RECORDS)
-            replace_snapshot(ingest_quarantine_rows(staged.rows), lake, QUARANTINE, snapshot_id,
-                             only=INGEST_STAGES)
+        rows = read_back(spark, staged).rows
+        replace_snapshot(raw_records_rows(rows), lake, RAW_RECORDS, snapshot_id)
+        written = committed_rows(lake, RAW_RECORDS)
+        replace_snapshot(ingest_quarantine_rows(rows), lake, QUARANTINE, snapshot_id,
+                         only=INGEST_STAGES)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return staged.report(written, time.monotonic() - started)

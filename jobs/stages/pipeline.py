@@ -24,8 +24,8 @@ from pathlib import Path
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import quarantine_columns, records_columns
-from jobs.stages.ingest import (IngestReport, Staged, columnar_reads, ingest_quarantine_rows,
-                                local_frame, raw_records_rows, resolve_snapshot_id,
+from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, local_frame,
+                                raw_records_rows, read_back, resolve_snapshot_id,
                                 stage_snapshot, staging_dir)
 from jobs.stages.progress import Progress
 
@@ -108,7 +108,7 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
         if staged.local:
             return local_frame(spark, frame.toArrow())
         frame.write.mode("overwrite").parquet(str(staging / name))
-        return spark.read.parquet(str(staging / name))
+        return frame.sparkSession.read.parquet(str(staging / name))  # the staged rows' session
 
     snapshot_id = staged.snapshot_id
     rows = staged.rows.where(F.col("row_kind") == "record")
@@ -169,17 +169,17 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
                        else f"{staged.columnar_rows} rows at a time")
                 print(f"decode: staged rows read back {how} (largest row "
                       f"{_size(staged.largest_row_bytes)})", file=progress)
-            with columnar_reads(spark, staged.columnar_rows):
-                print(f"decode: snapshot {snapshot_id}", file=progress)
-                bronze(writer, staged)
-                print(f"replay: snapshot {snapshot_id}", file=progress)
-                replay(spark, writer, staged, staging, meter)
-                seconds["replay"] = time.monotonic() - mark
-                mark = time.monotonic()
-                raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
-                writer.rows(QUARANTINE)
-                table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
-                seconds["writes"] = time.monotonic() - mark
+            staged = read_back(spark, staged)
+            print(f"decode: snapshot {snapshot_id}", file=progress)
+            bronze(writer, staged)
+            print(f"replay: snapshot {snapshot_id}", file=progress)
+            replay(spark, writer, staged, staging, meter)
+            seconds["replay"] = time.monotonic() - mark
+            mark = time.monotonic()
+            raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
+            writer.rows(QUARANTINE)
+            table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
+            seconds["writes"] = time.monotonic() - mark
     finally:
         writer.close()
         shutil.rmtree(staging, ignore_errors=True)

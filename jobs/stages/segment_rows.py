@@ -5,7 +5,7 @@ This is the only code the ingest job runs on executors; it is plain pyarrow over
 (the ``raw_records`` columns filled), ``quarantine`` (a unit of bytes that could not be read, with
 its raw bytes and reason) or ``accounting`` (one per range: how many file bytes it covered, how
 many records it read only by resynchronising after damage, and the raw bytes of its largest
-row, which decides how the staged rows are read back: jobs.stages.ingest.columnar_reads).
+row, which decides how the staged rows are read back: jobs.stages.ingest.read_back).
 
 Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
 ``max_decompressed_bytes`` of records) plus the rows not yet handed to Spark, which are flushed
