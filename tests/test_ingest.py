@@ -15,7 +15,8 @@ from decoders.log.writer import encode_batch
 from jobs.lake.bronze import RAW_RECORDS_SCHEMA
 from jobs.stages.ingest import ingest, plan_tasks
 from jobs.lake import read_table
-from jobs.stages.segment_rows import ACCOUNTING, QUARANTINE, RECORD, RangeTask, read_range
+from jobs.stages.segment_rows import (ACCOUNTING, QUARANTINE, RECORD, RangeTask, ReadLimits,
+                                     read_range, read_tasks)
 from support.snapshot_factory import (offset_commit_key, offset_commit_value, transactional_pair,
                                     write_offset_commits)
 
@@ -90,10 +91,12 @@ def test_ranges_split_files_and_cover_every_byte(small_snapshot):
     assert sorted(offsets) == [(0, o) for o in range(9)] + [(1, o) for o in range(4)]
 
 
-def test_ingest_writes_content_quarantine_and_is_idempotent(spark, small_snapshot, tmp_path):
+@pytest.mark.parametrize("where", ["driver", "executors"])
+def test_ingest_writes_content_quarantine_and_is_idempotent(spark, small_snapshot, tmp_path, where):
     root, info = small_snapshot
     lake = tmp_path / "lake"
-    report = ingest(spark, lake, [str(root)], "snap-1", range_bytes=128)
+    limits = ReadLimits(local_bytes=0) if where == "executors" else None   # 0: never the driver
+    report = ingest(spark, lake, [str(root)], "snap-1", range_bytes=128, limits=limits)
     assert report.reconciled, report.summary()
     assert (report.records_read, report.rows_written, report.rows_quarantined) == (13, 13, 2)
     cols = ["partition", "offset", "is_control", "control_type", "producer_id", "is_transactional",
@@ -115,7 +118,7 @@ def test_ingest_writes_content_quarantine_and_is_idempotent(spark, small_snapsho
         ("bad_crc", 0, info["bad_position"], info["tail_position"] - info["bad_position"]),
         ("truncated_tail", 0, info["tail_position"], 30)])
     before = sorted(map(tuple, read_table(spark, lake, "raw_records").collect()))
-    again = ingest(spark, lake, [str(root)], "snap-1", range_bytes=1 << 20)
+    again = ingest(spark, lake, [str(root)], "snap-1", range_bytes=1 << 20, limits=limits)
     assert again.reconciled and again.rows_written == 13 and again.rows_quarantined == 2
     assert sorted(map(tuple, read_table(spark, lake, "raw_records").collect())) == before
 
@@ -203,3 +206,101 @@ def test_read_back_batches_rows_in_a_session_of_its_own(spark, tmp_path):
         assert read_back(spark, row_by_row) is row_by_row      # columnar_rows None: as it is
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def _staging_options():
+    from jobs.runtime.config import load_config
+    from jobs.stages.ingest import parquet_options
+
+    return parquet_options(load_config().spark.conf)
+
+
+def test_each_range_stages_its_rows_in_a_file_of_its_own(small_snapshot, tmp_path):
+    """An executor writes a range's decoded rows itself: the file holds exactly the rows
+    read_tasks and decode_rows give, the returned totals are those of an aggregate over all the
+    staged rows, and writing a range again replaces its file whole."""
+    from jobs.stages.decode import decode_rows
+    from jobs.stages.ingest import _arrow_totals, merge_totals, staged_schema, write_range
+
+    root, _ = small_snapshot
+    tasks, _, _ = plan_tasks([str(root)], range_bytes=128)
+    assert len(tasks) > 3
+    target, limits, options = tmp_path / "rows", ReadLimits(), _staging_options()
+    target.mkdir()
+    parts, tables = [], []
+    for i, task in enumerate(tasks):
+        parts += write_range(target, i, "s", task, limits, True, options)
+        expected = pa.Table.from_batches([decode_rows(b) for b in read_tasks("s", [task], limits)],
+                                         staged_schema(True))
+        staged = pq.read_table(target / f"part-{i:05d}.parquet")
+        assert staged.schema.equals(staged_schema(True)) and staged.equals(expected)
+        tables.append(expected)
+    assert sorted(p.name for p in target.iterdir()) == [f"part-{i:05d}.parquet" for i in range(len(tasks))]
+    whole = pa.concat_tables(tables)
+    key = ("row_kind", "is_data", "failed")
+    assert sorted(merge_totals(parts, True), key=lambda r: [str(r[k]) for k in key]) == \
+        sorted(_arrow_totals(whole, True), key=lambda r: [str(r[k]) for k in key])
+    assert sum(r["n"] for r in parts if r["row_kind"] == RECORD) == 13
+    again = write_range(target, 0, "s", tasks[1], limits, True, options)   # another range, same index
+    assert pq.read_table(target / "part-00000.parquet").equals(tables[1])
+    assert merge_totals(again, True) == merge_totals(write_range(target, 9, "s", tasks[1], limits,
+                                                                 True, options), True)
+    assert len(list(target.iterdir())) == len(tasks) + 1
+
+
+def test_staged_files_skip_statistics_and_dictionaries_as_spark_is_told(small_snapshot, tmp_path):
+    """conf/offsetlake.yaml keeps Parquet statistics off the raw byte columns and dictionaries off
+    record values (a huge record would be copied whole into them): the files executors write
+    themselves honour the same settings and Spark's codec."""
+    from jobs.stages.ingest import write_range
+
+    root, _ = small_snapshot
+    tasks, _, _ = plan_tasks([str(root)], range_bytes=1 << 20)
+    options = _staging_options()
+    assert {"key", "value", "raw", "value_json"} <= options["no_statistics"]
+    assert {"value", "value_json"} <= options["no_dictionary"]
+    (tmp_path / "rows").mkdir()
+    write_range(tmp_path / "rows", 0, "s", tasks[0], ReadLimits(), True, options)
+    meta = pq.ParquetFile(tmp_path / "rows" / "part-00000.parquet").metadata.row_group(0)
+    chunks = {meta.column(c).path_in_schema: meta.column(c) for c in range(meta.num_columns)}
+    for name in ("key", "value", "raw", "value_json"):
+        assert not chunks[name].is_stats_set, name
+    assert chunks["offset"].is_stats_set and chunks["offset"].statistics.min == 0
+    assert not chunks["value"].has_dictionary_page and chunks["group_id"].has_dictionary_page
+    assert {chunks[c].compression for c in chunks} == {"SNAPPY"}
+
+
+def test_a_range_that_fails_midway_leaves_no_staged_file(small_snapshot, tmp_path, monkeypatch):
+    """A task failing while it writes leaves nothing (a killed one only its hidden file, which
+    Spark does not read): the staged rows never hold half a range."""
+    import jobs.stages.ingest as ingest_module
+
+    root, _ = small_snapshot
+    tasks, _, _ = plan_tasks([str(root)], range_bytes=1 << 20)
+
+    def dies_after_one_batch(snapshot_id, chosen, limits):
+        yield next(iter(read_tasks(snapshot_id, chosen, limits)))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ingest_module, "read_tasks", dies_after_one_batch)
+    target = tmp_path / "rows"
+    target.mkdir()
+    with pytest.raises(OSError, match="No space left"):
+        ingest_module.write_range(target, 0, "s", tasks[0], ReadLimits(), True, _staging_options())
+    assert list(target.iterdir()) == []
+
+
+def test_merged_totals_add_counts_and_keep_nulls_as_an_aggregate_does():
+    from jobs.stages.ingest import merge_totals
+
+    def part(kind, n, size, largest):
+        return {"row_kind": kind, "is_data": False, "n": n, "bytes": size, "recovered": None,
+                "largest": largest}
+
+    merged = merge_totals([part(ACCOUNTING, 1, 10, None), part(ACCOUNTING, 2, None, 7),
+                           part(QUARANTINE, 1, None, None), part(ACCOUNTING, 1, 5, 3)], False)
+    assert sorted(merged, key=lambda r: r["row_kind"]) == [
+        {"row_kind": ACCOUNTING, "is_data": False, "n": 4, "bytes": 15, "recovered": None,
+         "largest": 7},
+        {"row_kind": QUARANTINE, "is_data": False, "n": 1, "bytes": None, "recovered": None,
+         "largest": None}]

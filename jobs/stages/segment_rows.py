@@ -8,7 +8,7 @@ many records it read only by resynchronising after damage, and the raw bytes of 
 row, which decides how the staged rows are read back: jobs.stages.ingest.read_back).
 
 Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
-``max_decompressed_bytes`` of records) plus the rows not yet handed to Spark, which are flushed
+``max_decompressed_bytes`` of records) plus the rows not yet handed on (to the staged file), which are flushed
 as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH`` rows), checked after
 each entry: one entry's records go together. The bounds
 come from the ``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimits`).
@@ -78,7 +78,7 @@ def _control_names(records) -> list:
 
 
 class _Rows:
-    """Rows waiting to be handed to Spark, kept column by column (no dict per record)."""
+    """Rows waiting to be handed on (to the staged file), kept column by column (no dict per record)."""
 
     def __init__(self, snapshot_id: str, task: RangeTask):
         self.snapshot_id, self.task = snapshot_id, task
