@@ -5,7 +5,10 @@ under ``.cache/bench/``), so machine noise hits the pipeline and its baselines a
 
 * ``pure_decode_records_per_s_per_core``: segment reader + ``decode_batch``, one core;
 * ``run`` end to end (``offsetlake run``'s pipeline, session start included) against a plain
-  Spark copy of the same raw rows to Delta (session start included): ``end_to_end_ratio``;
+  Spark copy of the same raw rows to Delta (session start included): ``end_to_end_ratio``, the
+  copy run in the same session after ``run`` (its JVM warmed up by the run);
+  ``end_to_end_ratio_cold_copy``: the copy in a new process and session, as a user runs one
+  (:mod:`bench.cold_copy`), so both sides pay for starting and warming up a JVM;
 * ``stage_seconds``: session start, ingest, decode, replay, copy;
 * ``dump_records_per_s`` (``offsetlake dump``) and ``kafka_dump_log_records_per_s`` (Kafka's
   ``DumpLogSegments --offsets-decoder``, jars of the integration suite) on the same files;
@@ -25,11 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.measure import (RssSampler, kafka_dump, offsetlake_dump, plain_copy, pure_decode)
+from bench.measure import (RssSampler, cold_copy, kafka_dump, offsetlake_dump, plain_copy,
+                           pure_decode)
 from bench.snapshot import ensure_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = ("records", "end_to_end_ratio", "run_seconds", "copy_seconds", "run_records_per_s",
+ROWS = ("records", "end_to_end_ratio", "run_seconds", "copy_seconds", "end_to_end_ratio_cold_copy",
+        "copy_cold_seconds", "run_records_per_s",
         "ingest_records_per_s", "pure_decode_records_per_s_per_core", "dump_records_per_s",
         "kafka_dump_log_records_per_s", "driver_peak_rss_mb", "python_workers_peak_rss_mb")
 
@@ -49,12 +54,17 @@ def spark_part(snapshot: Path, work: Path, result: dict) -> None:
         run = time.perf_counter() - started
         copy = plain_copy(spark, lake, "bench")
         spark.stop()
+    cold = cold_copy(lake, "bench")
     records = report.ingest.records_read
-    stages = {"session_start": session, **report.stage_seconds, "plain_copy": copy}
+    stages = {"session_start": session, **report.stage_seconds, "plain_copy": copy,
+              "plain_copy_cold": cold["copy"], "session_start_cold_copy": cold["session_start"]}
+    cold_seconds = cold["session_start"] + cold["copy"]
     result.update({
         "records": records, "reconciled": report.reconciled, "table_rows": report.table_rows,
         "run_seconds": session + run, "copy_seconds": session + copy,
         "end_to_end_ratio": (session + run) / (session + copy),
+        "copy_cold_seconds": cold_seconds,
+        "end_to_end_ratio_cold_copy": (session + run) / cold_seconds,
         "run_records_per_s": records / (session + run),
         "ingest_records_per_s": records / stages["ingest"],
         "driver_peak_rss_mb": round(rss.jvm_peak), "python_workers_peak_rss_mb": round(rss.workers_peak),

@@ -6,6 +6,7 @@ this process) and the sum of the PySpark worker processes under it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -123,6 +124,17 @@ def plain_copy(spark, lake: Path, snapshot_id: str) -> float:
     seconds = time.perf_counter() - started
     shutil.rmtree(target, ignore_errors=True)
     return seconds
+
+
+def cold_copy(lake: Path, snapshot_id: str) -> dict:
+    """:func:`plain_copy` in a process of its own (``bench.cold_copy``): a new JVM, as a user's
+    copy job starts; ``{"session_start": s, "copy": s}``. The copy in the bench's own session runs
+    after ``run`` in a JVM whose compiler has already compiled Spark's and Delta's hot code, the
+    run's JIT work (about a fifth of its CPU at 2M) included in the run and not in that copy."""
+    done = subprocess.run([sys.executable, "-m", "bench.cold_copy", str(lake), snapshot_id],
+                          check=True, capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def timed_command(command: list[str], env: dict | None = None) -> float:
