@@ -125,6 +125,7 @@ class Staged:
 
 
 def staged_schema(decode: bool) -> pa.Schema:
+    """The schema of the staged rows: the ingest rows, plus the decoded columns when decoding."""
     from jobs.stages.decode import with_decoded_schema
 
     return with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA
@@ -238,7 +239,7 @@ def read_here(snapshot_id: str, tasks: list[RangeTask], limits: ReadLimits,
               decode: bool) -> pa.Table | None:
     """The snapshot's rows read (and decoded) in this process, the same rows the executors would
     stage; ``None`` as soon as they pass ``limits.local_bytes`` (the executors read them then)."""
-    from jobs.stages.decode import decode_rows, with_decoded_schema
+    from jobs.stages.decode import decode_rows
 
     batches, size = [], 0
     for rows in read_tasks(snapshot_id, tasks, limits):
@@ -247,7 +248,7 @@ def read_here(snapshot_id: str, tasks: list[RangeTask], limits: ReadLimits,
         if size > limits.local_bytes:
             return None
         batches.append(batch)
-    return pa.Table.from_batches(batches, with_decoded_schema(ROW_SCHEMA) if decode else ROW_SCHEMA)
+    return pa.Table.from_batches(batches, staged_schema(decode))
 
 
 def local_frame(spark, table: pa.Table):
