@@ -3,8 +3,9 @@
 Offset commits are replayed in SQL (:mod:`jobs.stages.offsets`); what they change elsewhere is
 reduced to *touches* (the first commit after each group tombstone, the first naming each topic
 id). Each ``(partition, group_id)`` is replayed by :func:`jobs.replay.apply_event` on an
-executor (``mapInArrow`` over events sorted by group) over its membership records (types 2-24, decoded from their bytes
-there) and its touches; so one group's millions of commits never reach Python. Rows come back as
+executor (``mapInArrow`` over events sorted by group) over its membership records (types 2-24,
+decoded from their bytes there) and its touches; so one group's millions of commits never reach
+Python. Rows come back as
 typed Arrow in one wide schema (:data:`GROUP_TABLES` plus ``topic_ids``, the group's topic-name
 → id map the ``offsets`` table needs), tagged with their table.
 """

@@ -8,10 +8,10 @@ many records it read only by resynchronising after damage, and the raw bytes of 
 row, which decides how the staged rows are read back: jobs.stages.ingest.read_back).
 
 Memory is bounded by bytes: a task holds one entry (at most ``max_batch_bytes`` on disk and
-``max_decompressed_bytes`` of records) plus the rows not yet handed on (to the staged file), which are flushed
-as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH`` rows), checked after
-each entry: one entry's records go together. The bounds
-come from the ``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimits`).
+``max_decompressed_bytes`` of records) plus the rows not yet handed on (to the staged file),
+which are flushed as an Arrow batch once they reach ``arrow_batch_bytes`` (or ``ROWS_PER_BATCH``
+rows), checked after each entry: one entry's records go together. The bounds come from the
+``ingest:`` section of ``conf/offsetlake.yaml`` (:class:`ReadLimits`).
 """
 
 from __future__ import annotations
