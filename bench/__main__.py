@@ -12,7 +12,10 @@ under ``.cache/bench/``), so machine noise hits the pipeline and its baselines a
 * ``stage_seconds``: session start, ingest, decode, replay, copy;
 * ``dump_records_per_s`` (``offsetlake dump``) and ``kafka_dump_log_records_per_s`` (Kafka's
   ``DumpLogSegments --offsets-decoder``, jars of the integration suite) on the same files;
-* ``driver_peak_rss_mb`` and ``python_workers_peak_rss_mb`` during the Spark part.
+* ``driver_peak_rss_mb`` and ``python_workers_peak_rss_mb`` during the Spark part;
+* with ``--floor``, ``floor_ratio_raw_records`` and ``floor_ratio_bronze``: the same ratio for
+  ingest plus ``raw_records`` alone, and plus every bronze table, each in a process of its own
+  (:mod:`bench.floor`): no run that writes those tables comes below them.
 
 ``--table A.json B.json ...`` prints earlier results side by side (``make bench``).
 """
@@ -34,7 +37,7 @@ from bench.snapshot import ensure_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ("records", "end_to_end_ratio", "run_seconds", "copy_seconds", "end_to_end_ratio_cold_copy",
-        "copy_cold_seconds", "run_records_per_s",
+        "copy_cold_seconds", "floor_ratio_raw_records", "floor_ratio_bronze", "run_records_per_s",
         "ingest_records_per_s", "pure_decode_records_per_s_per_core", "dump_records_per_s",
         "kafka_dump_log_records_per_s", "driver_peak_rss_mb", "python_workers_peak_rss_mb")
 
@@ -71,7 +74,7 @@ def spark_part(snapshot: Path, work: Path, result: dict) -> None:
         "stage_seconds": {k: round(v, 2) for k, v in stages.items()}})
 
 
-def measure(records: int, skip_dump: bool) -> dict:
+def measure(records: int, skip_dump: bool, floor: bool = False) -> dict:
     snapshot = ensure_snapshot(records, ROOT / ".cache")
     print(f"bench: snapshot {snapshot}", file=sys.stderr)
     result: dict = {"snapshot": str(snapshot), "records_requested": records}
@@ -82,6 +85,13 @@ def measure(records: int, skip_dump: bool) -> dict:
         spark_part(snapshot, work, result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if floor:
+        from bench.floor import floors
+
+        for name, found in floors(snapshot).items():
+            result[f"floor_ratio_{name}"] = found["floor_ratio"]
+            result["stage_seconds"][f"floor_{name}"] = found["seconds"]
+            result["stage_seconds"][f"floor_{name}_copy"] = found["copy"]
     if not skip_dump:
         dump = offsetlake_dump(snapshot)
         kafka = kafka_dump(snapshot)
@@ -114,13 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--json", help="write the result object here too")
     parser.add_argument("--skip-dump", action="store_true", help="leave out the two dump timings")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure the ratio of ingest plus the bronze tables alone (bench.floor)")
     parser.add_argument("--table", nargs="+", metavar="JSON", help="print earlier results and exit")
     args = parser.parse_args(argv)
     if args.table:
         print(table(args.table))
         return 0
     os.environ.setdefault("OFFSETLAKE_SPARK__MASTER", "local[2]")
-    result = measure(args.records, args.skip_dump)
+    result = measure(args.records, args.skip_dump, args.floor)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
