@@ -8,7 +8,7 @@ printed with its reason and raw bytes instead of being skipped. Output shapes: `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from decoders import UnknownRecord, decode_record
 from decoders.codec import decode_key, key_group_id
@@ -164,6 +164,21 @@ def dump_lines(paths: list[str], groups=None, types=None,
             for obj in _item_objects(seg, item, groups, types):
                 yield dumps(obj)
     yield from fast_lines(chunk, groups, types, describe_record)
+
+
+def write_lines(lines: Iterable[str], out, block: int = 4096) -> None:
+    """Each line and a newline to the text stream ``out``, ``block`` lines per write (a write per
+    line cost as much as rendering the line)."""
+    pending: list[str] = []
+    for line in lines:
+        pending.append(line)
+        if len(pending) >= block:
+            pending.append("")
+            out.write("\n".join(pending))
+            pending = []
+    if pending:
+        pending.append("")
+        out.write("\n".join(pending))
 
 
 def text_line(obj: dict) -> str:

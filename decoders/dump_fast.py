@@ -70,8 +70,8 @@ def _columns(chunk) -> dict:
     out = {name: getattr(cols, name).tolist() for name in (
         "handled", "record_type", "partition", "is_tombstone", "value_version", "offset",
         "leader_epoch", "commit_timestamp", "expire_timestamp")}
-    out["group"], out["topic"] = cols.group.to_pylist(), cols.topic.to_pylist()
-    out["metadata"] = cols.metadata.to_pylist()
+    for name in ("group", "topic", "metadata"):  # through numpy: to_pylist is 20x slower
+        out[name] = getattr(cols, name).to_numpy(zero_copy_only=False).tolist()
     ids = cols.topic_id.tobytes()
     out["topic_id"] = [ids[k:k + 16] for k in range(0, len(ids), 16)]
     return out
@@ -85,38 +85,33 @@ def fast_lines(chunk, groups, types, describe_record):
     if not chunk:
         return
     c = _columns(chunk)
-    handled, record_types, group_ids = c["handled"], c["record_type"], c["group"]
+    rows = zip(c["handled"], c["record_type"], c["group"], c["topic"], c["partition"],
+               c["is_tombstone"], c["value_version"], c["offset"], c["leader_epoch"], c["metadata"],
+               c["commit_timestamp"], c["expire_timestamp"], c["topic_id"])
     unfiltered = not types and not groups
-    i = 0
+    keys, strings = _KEYS, _STRINGS
     for seg, batch in chunk:
-        head = (f'{{"partition":{_text(seg.partition)},"offset":',
-                f',"timestampType":{_text(batch.timestamp_type)},'
+        head = f'{{"partition":{_text(seg.partition)},"offset":'
+        tail = (f',"timestampType":{_text(batch.timestamp_type)},'
                 f'"batch":{dumps(_batch_json(batch))},')
         for record in batch.records:
-            if handled[i] and record.key is not None:
-                if unfiltered or ((not types or record_types[i] in types)
-                                  and (not groups or group_ids[i] in groups)):
-                    yield _fast_line(head, record, c, i)
-            else:
+            (handled, record_type, group, topic, partition, tombstone, version, offset, epoch,
+             metadata, commit_ts, expire_ts, topic_id) = next(rows)
+            if not handled or record.key is None:
                 yield from _generic_line(seg, batch, record, groups, types, describe_record)
-            i += 1
-
-
-def _fast_line(head: tuple[str, str], record, c: dict, i: int) -> str:
-    key = _KEYS.get(record.key)
-    if key is None:
-        key = (f'"key":{{"type":{c["record_type"][i]},"data":{{"group":{_STRINGS[c["group"][i]]},'
-               f'"topic":{_STRINGS[c["topic"][i]]},"partition":{c["partition"][i]}}}}}')
-        if len(_KEYS) < 1 << 20:
-            _KEYS[record.key] = key
-    if c["is_tombstone"][i]:
-        value = "null"
-    else:
-        value = _value_text(c["value_version"][i], c["offset"][i], c["leader_epoch"][i],
-                            c["metadata"][i], c["commit_timestamp"][i], c["expire_timestamp"][i],
-                            c["topic_id"][i])
-    return (f'{head[0]}{record.offset},"timestamp":{record.timestamp}{head[1]}'
-            f'{key},"value":{value}}}')
+                continue
+            if not unfiltered and ((types and record_type not in types)
+                                   or (groups and group not in groups)):
+                continue
+            key = keys.get(record.key)
+            if key is None:
+                key = (f'"key":{{"type":{record_type},"data":{{"group":{strings[group]},'
+                       f'"topic":{strings[topic]},"partition":{partition}}}}}')
+                if len(keys) < 1 << 20:
+                    keys[record.key] = key
+            value = "null" if tombstone else _value_text(version, offset, epoch, metadata,
+                                                         commit_ts, expire_ts, topic_id)
+            yield f'{head}{record.offset},"timestamp":{record.timestamp}{tail}{key},"value":{value}}}'
 
 
 def _generic_line(seg, batch, record, groups, types, describe_record):

@@ -30,7 +30,7 @@ class _Job:
 
 
 def _render(job: _Job) -> tuple[str, dict]:
-    from decoders.dump import dump_lines, dump_objects, text_line
+    from decoders.dump import dump_lines, dump_objects, text_line, write_lines
 
     tally: dict = {}
     if job.fmt == "jsonl":
@@ -39,16 +39,7 @@ def _render(job: _Job) -> tuple[str, dict]:
         lines = (text_line(o) for o in dump_objects([job.segment], set(job.groups), set(job.types), tally))
     fd, path = tempfile.mkstemp(dir=job.directory, suffix=".part")
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
-        block: list[str] = []
-        for line in lines:
-            block.append(line)
-            if len(block) >= 4096:
-                block.append("")
-                out.write("\n".join(block))
-                block = []
-        if block:
-            block.append("")
-            out.write("\n".join(block))
+        write_lines(lines, out)
     return path, tally
 
 

@@ -105,11 +105,17 @@ def parse_records(buf: bytes, count: int, *, base_offset: int, base_timestamp: i
             byte = buf[p]
             if byte < 0x80:
                 ts_delta, p = zigzag[byte], p + 1
+            elif buf[p + 1] < 0x80:                           # two bytes: 64..8191 either way
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                ts_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 ts_delta, p = read_varint(buf, p)
             byte = buf[p]
             if byte < 0x80:
                 offset_delta, p = zigzag[byte], p + 1
+            elif buf[p + 1] < 0x80:                           # two bytes: 64..8191 either way
+                raw = (byte & 0x7F) | (buf[p + 1] << 7)
+                offset_delta, p = (raw >> 1) ^ -(raw & 1), p + 2
             else:
                 offset_delta, p = read_varint(buf, p)
             # Key and value: short lengths inline; anything else (null, long, bad) the full way.

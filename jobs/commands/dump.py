@@ -13,7 +13,6 @@ from jobs.commands.inputs import EXIT_CODES_HELP
 EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
 
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="a .log segment, a __consumer_offsets-N directory, or a broker log dir")
@@ -48,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
     refused = check_inputs("dump", args.paths, captures=False)
     if refused is not None:
         return refused
-    from decoders.dump import dump_lines, dump_objects, text_line
-
+    from decoders.dump import dump_lines, dump_objects, text_line, write_lines
     from decoders.dump_parallel import dump_parts, workers_for
     from decoders.log import list_segments
 
@@ -69,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 lines = dump_lines(args.paths, groups, types, tally)
             else:
                 lines = (text_line(obj) for obj in dump_objects(args.paths, groups, types, tally))
-            for line in lines:
-                out.write(line)
-                out.write("\n")
+            write_lines(lines, out)
             out.flush()
     except BrokenPipeError:  # `offsetlake dump ... | head` is normal use
         _silence_stdout()
