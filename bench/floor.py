@@ -21,14 +21,12 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 FLOORS = ("raw_records", "bronze")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure_floor(snapshot: str, floor: str) -> dict:
@@ -73,13 +71,9 @@ def measure_floor(snapshot: str, floor: str) -> dict:
 
 def floors(snapshot: Path) -> dict:
     """Both floors, each in a new process: ``{"raw_records": {...}, "bronze": {...}}``."""
-    out = {}
-    for floor in FLOORS:
-        done = subprocess.run([sys.executable, "-m", "bench.floor", str(snapshot), floor],
-                              check=True, capture_output=True, text=True, cwd=ROOT,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-        out[floor] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    from bench.measure import module_json
+
+    return {floor: module_json("bench.floor", str(snapshot), floor) for floor in FLOORS}
 
 
 def main(argv: list[str]) -> int:

@@ -131,7 +131,12 @@ def cold_copy(lake: Path, snapshot_id: str) -> dict:
     copy job starts; ``{"session_start": s, "copy": s}``. The copy in the bench's own session runs
     after ``run`` in a JVM whose compiler has already compiled Spark's and Delta's hot code, the
     run's JIT work (about a fifth of its CPU at 2M) included in the run and not in that copy."""
-    done = subprocess.run([sys.executable, "-m", "bench.cold_copy", str(lake), snapshot_id],
+    return module_json("bench.cold_copy", str(lake), snapshot_id)
+
+
+def module_json(module: str, *args: str) -> dict:
+    """``python -m module args...`` in a process of its own; the JSON object of its last line."""
+    done = subprocess.run([sys.executable, "-m", module, *args],
                           check=True, capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     return json.loads(done.stdout.strip().splitlines()[-1])
