@@ -33,7 +33,7 @@ class SparkSettings:
     conf: Mapping[str, str] = field(default_factory=dict)
     # JVM options added to a local driver for a short run (a snapshot the driver reads itself).
     short_run_java_options: str = ""
-    # Where short runs find their class-data-sharing archive (jobs.runtime.cds); None: off.
+    # Where local runs find their class-data-sharing archive (jobs.runtime.cds); None: off.
     class_archive_dir: Path | None = None
 
 

@@ -42,9 +42,10 @@ def _under_spark_submit() -> bool:
 def configure_builder(builder, cfg: Config, app_name: str | None = None, short: bool = False):
     """Add offsetlake's settings to a ``SparkSession.Builder`` and return it.
 
-    ``short``: the job is known to be short (a small snapshot), so a local driver JVM gets
-    ``spark.short_run_java_options`` too (C1-only JIT: seconds less compiling on a small run) and
-    the class archive ``make setup`` built, if there is one (``jobs.runtime.cds``).
+    A local driver JVM maps the classes it loads from the class archive ``make setup`` built, if
+    there is one (``jobs.runtime.cds``). ``short``: the job is known to be short (a small
+    snapshot), so that JVM gets ``spark.short_run_java_options`` too (C1-only JIT: seconds less
+    compiling on a small run).
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure_builder(SparkSession.builder, load_config()).getOrCreate()  # doctest: +SKIP
@@ -55,12 +56,11 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
         builder = builder.master(cfg.spark.master)
         jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
         builder = builder.config("spark.jars", jars)
-        java_opts = f"-Dlog4j.configurationFile=file:{LOG4J_CONF}"
-        if short:
-            from jobs.runtime.cds import java_options
+        from jobs.runtime.cds import java_options
 
-            java_opts = " ".join(o for o in (java_opts, cfg.spark.short_run_java_options,
-                                             java_options(cfg)) if o)
+        java_opts = " ".join(o for o in (f"-Dlog4j.configurationFile=file:{LOG4J_CONF}",
+                                         cfg.spark.short_run_java_options if short else "",
+                                         java_options(cfg)) if o)
         builder = builder.config("spark.driver.extraJavaOptions", java_opts)
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
