@@ -29,7 +29,7 @@ $(JARS)/.fetched: build/delta/pom.xml
 jars: $(JARS)/.fetched
 
 # A class-data-sharing archive of the classes a run loads (jobs/runtime/cds.py): one sample run,
-# about 40 s. Optional: without it local runs start 4-8 s slower, nothing else changes.
+# about 40 s. Optional: without it local runs take a few seconds longer, nothing else changes.
 $(VENV)/.class-archive: $(STAMP) $(JARS)/.fetched
 	@echo "setup: recording the classes a run loads (a class-data-sharing archive)"
 	-$(PY) -m jobs.runtime.cds

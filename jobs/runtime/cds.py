@@ -1,6 +1,6 @@
 """A class-data-sharing archive for local runs: the JVM maps the classes a run loads from one file
 instead of finding, parsing and verifying them in Spark's jars again (about 4 s of a small run,
-4-8 s of a 2M-record one).
+1-8 s of a 2M-record one).
 
 ``make setup`` builds it (``python -m jobs.runtime.cds``) by running ``offsetlake run`` on the
 bundled sample with ``-XX:ArchiveClassesAtExit``; every local driver JVM then starts with
