@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from jobs.runtime.cds import java_options as class_archive_options
 from jobs.runtime.config import PROJECT_ROOT, Config, load_config
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
@@ -56,11 +57,9 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
         builder = builder.master(cfg.spark.master)
         jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
         builder = builder.config("spark.jars", jars)
-        from jobs.runtime.cds import java_options
-
         java_opts = " ".join(o for o in (f"-Dlog4j.configurationFile=file:{LOG4J_CONF}",
                                          cfg.spark.short_run_java_options if short else "",
-                                         java_options(cfg)) if o)
+                                         class_archive_options(cfg)) if o)
         builder = builder.config("spark.driver.extraJavaOptions", java_opts)
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
