@@ -48,6 +48,17 @@ def test_cl02_handover_without_revocation():
     assert hits(audit(s), "CL-02") == [("c", "B", at)]
 
 
+def test_cl02_near_miss_a_stale_claim_is_not_an_owner():
+    # A's claim on foo-1 is from generation 1 while B reports generation 2: the sticky assignor
+    # ignores it (a stale claimant, CL-01's business), so giving foo-1 to B needs no revocation.
+    s = Scenario("c")
+    classic(s, [member("A", [0, 1], [0], 1), member("B", [], [], 1)])
+    at = classic(s, [member("A", [1], [0], 1), member("B", [], [1], 2)], generation=3)
+    assert hits(audit(s), "CL-02") == []
+    classic(s, [member("A", [1], [0], 2), member("B", [], [1], 2)], generation=4)
+    assert hits(audit(s), "CL-02") == [("c", "B", at + 1)]
+
+
 def test_cl03_partition_assigned_twice():
     s = Scenario("c")
     classic(s, [member("A", [], [0]), member("B", [], [1])])

@@ -13,7 +13,9 @@ from jobs.audits.validators import (
     STRICT,
     accepted_client_epochs,
     commit_error,
+    combine_regimes,
     detect_regime,
+    regime_for,
 )
 from jobs.replay import replay_group
 
@@ -106,6 +108,19 @@ def test_of03_late_commit_from_a_previous_owner_is_high():
         ("g", "B", at, "high")]
 
 
+def test_of03_same_owner_after_an_epoch_bump_is_its_own_rewind():
+    # A keeps foo-0 through the rebalance that brings B in; its epoch moves, its ownership does not.
+    s = stable().offset_commit({"foo": {0: 40}})
+    s = (s.consumer_join("B", ["foo"]).compute_target({"A": {"foo": [0, 1]}, "B": {"foo": [2]}})
+         .revoke("A").converge("A").converge("B"))
+    at = s.next_offset
+    s.offset_commit({"foo": {0: 30}})
+    found = [f for f in audit(s) if f["rule_id"] == "OF-03"]
+    assert [(f["group_id"], f["member_id"], f["log_offset"], f["severity"]) for f in found] == [
+        ("g", "A", at, "medium")]
+    assert "epoch bump" in found[0]["message"]
+
+
 def test_of05_classic_commit_outside_the_generation_assignment():
     s = Scenario("c").classic_rebalance({"m1": {"subscribe": ["foo"], "assignment": {"foo": [0]}}})
     s.offset_commit({"foo": {0: 3}})                           # near miss: assigned
@@ -159,6 +174,28 @@ def test_regime_is_detected_from_assignment_epochs():
     assert hits(audit(Scenario("g", assignment_epochs=False).consumer_join("A", ["foo"])
                       .compute_target({"A": {"foo": [0]}}).converge("A").metadata_change()
                       .compute_target({"A": {"foo": [0, 1]}}).converge("A")), "WIN-01") == []
+
+
+def streams_member_at(epoch: int, assignment_epochs: list[int] | None) -> Scenario:
+    tasks = [{"subtopologyId": "0", "partitions": [0, 1], "assignmentEpochs": assignment_epochs}]
+    return Scenario("st", assignment_epochs=False).consumer_join("A", ["foo"]).raw(
+        22, {"groupId": "st", "memberId": "m"}, {
+            "memberEpoch": epoch, "previousMemberEpoch": epoch - 1, "state": 0,
+            "activeTasks": tasks, "standbyTasks": [], "warmupTasks": [],
+            "activeTasksPendingRevocation": [], "standbyTasksPendingRevocation": [],
+            "warmupTasksPendingRevocation": []})
+
+
+def test_regime_is_chosen_per_group_type():
+    # A 4.2 writer puts assignment epochs on streams tasks only: its streams groups are fenced by
+    # assignment epochs (StreamsGroup.validateOffsetCommit, 4.2), its consumer groups strictly.
+    mixed = detect_regime(streams_member_at(2, [1, 2]).events())
+    assert mixed == "consumer=strict,streams=relaxed"
+    assert (regime_for(mixed, "consumer"), regime_for(mixed, "streams")) == (STRICT, RELAXED)
+    assert detect_regime(streams_member_at(2, None).events()) == STRICT     # near miss
+    # a 4.3 writer (type-8 epochs) is also a 4.2 one: both types relaxed, said once
+    assert combine_regimes(True, False) == RELAXED
+    assert regime_for(RELAXED, "streams") == RELAXED
 
 
 def _member(scenario, member_id="A", group_id="g"):

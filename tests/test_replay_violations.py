@@ -75,6 +75,22 @@ def test_classic_record_replacing_a_live_consumer_group():
             for r in result.tables["groups"]] == [("classic", 3, "Empty")]
 
 
+def test_classic_tombstone_removing_a_live_consumer_group():
+    s = Scenario("g").consumer_join("A", ["foo"])
+    s.raw(2, {"group": "g"}, None)
+    result = replay_group(s.events())
+    assert result.violations == [violation(
+        "MG-01", 2, "classic GroupMetadata tombstone removes a live consumer group (group epoch 1, "
+        "1 members)")]
+    assert result.tables["groups"] == []
+
+
+def test_near_miss_a_classic_tombstone_of_a_classic_group_is_no_violation():
+    s = Scenario("g").classic_rebalance({"A": {"subscribe": ["foo"], "assignment": {"foo": [0]}}})
+    s.raw(2, {"group": "g"}, None)
+    assert replay_group(s.events()).violations == []
+
+
 def test_unknown_record_type_is_skipped():
     events = [ReplayEvent(0, 0, 1, record=UnknownRecord(99, b"\x00\x63", b"\x00\x00")),
               *Scenario("g").offset_commit({"foo": {0: 1}}).events()]

@@ -38,12 +38,17 @@ def check_group_metadata(a: AuditContext, event, record) -> None:
 def _ownership(a, event, group_id, members) -> None:
     owned, assigned = {}, {}
     for m in members:
-        generation_id = (m.get("subscription") or {}).get("generationId", -1) \
-            if isinstance(m.get("subscription"), dict) else -1
+        generation_id = _generation_id(m)
         for tp in _partitions(m.get("subscription"), "ownedPartitions"):
             owned.setdefault(tp, []).append((generation_id, m["memberId"]))
         for tp in _partitions(m.get("assignment"), "assignedPartitions"):
             assigned.setdefault(tp, []).append(m["memberId"])
+    # The cooperative sticky assignor trusts only claims made in the newest generation any
+    # member reports, and none that two members make in it (AbstractStickyAssignor.membersData);
+    # a partition so owned moves to another member only after its owner revoked it.
+    newest = max((_generation_id(m) for m in members), default=None)
+    valid = {tp: current[0] for tp, claims in owned.items()
+             if len(current := [mid for g, mid in claims if g == newest]) == 1}
     for tp, claims in sorted(owned.items()):
         if len(claims) > 1:
             stale = sorted(claims)[0]
@@ -55,12 +60,18 @@ def _ownership(a, event, group_id, members) -> None:
         if len(holders) > 1:
             _add(a, "CL-03", event, group_id, tp, holders[1],
                  f"{tp[0]}-{tp[1]} is assigned to {', '.join(holders)}", {"members": holders})
-        previous = [mid for _, mid in owned.get(tp, []) if mid not in holders]
-        if previous:
+        owner = valid.get(tp)
+        if owner is not None and owner not in holders:
             _add(a, "CL-02", event, group_id, tp, holders[0],
-                 f"{tp[0]}-{tp[1]} is assigned to {holders[0]} while {previous[0]} still reports "
-                 "owning it: handed over without a revocation round",
-                 {"owned_by": previous, "assigned_to": holders})
+                 f"{tp[0]}-{tp[1]} is assigned to {holders[0]} while {owner} still owns it in "
+                 f"generation {newest}: handed over without a revocation round",
+                 {"owned_by": [owner], "assigned_to": holders})
+
+
+def _generation_id(member: dict) -> int:
+    """The generation a classic member's subscription says its owned partitions are from."""
+    subscription = member.get("subscription")
+    return subscription.get("generationId", -1) if isinstance(subscription, dict) else -1
 
 
 def _add(a, rule, event, group_id, tp, member_id, message, details) -> None:

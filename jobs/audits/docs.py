@@ -22,13 +22,17 @@ finding at or above `--fail-on` (default `high`) exists, 0 when none.
 
 Offset-commit records carry no member id or epoch, so the fencing rules (OF-, TX-03) correlate
 each commit with the ownership the replay holds at the same log position, which is what the
-coordinator's validator saw. Two fencing regimes exist, chosen per snapshot (4.3+ brokers always
-write AssignmentEpochs) or with `--fencing`:
+coordinator's validator saw. Two fencing regimes exist, chosen per snapshot and group type (a
+4.3+ writer puts AssignmentEpochs on type-8 records: consumer and streams groups relaxed; a 4.2
+writer on type-22 records only: streams groups relaxed, consumer groups strict) or for every group
+with `--fencing`:
 
-* `strict` (up to 4.2): a commit is accepted only with the member's exact epoch, for any partition;
-* `relaxed` (KIP-1251, 4.3+): the exact epoch still accepts any partition; an older client epoch is
-  accepted for a partition the member holds with an assignment epoch at or below it (WIN-01 shows
-  the window). Legacy records take the member epoch clamped at 0; streams groups do not clamp.
+* `strict` (consumer groups up to 4.2, streams groups in 4.1): a commit is accepted only with the
+  member's exact epoch, for any partition;
+* `relaxed` (KIP-1251; consumer groups 4.3+, streams groups 4.2+): the exact epoch still accepts
+  any partition; an older client epoch is accepted for a partition the member holds with an
+  assignment epoch at or below it (WIN-01 shows the window). Legacy records take the member
+  epoch clamped at 0; streams groups do not clamp.
 
 **Verdicts.** `violation`: the evidence is complete. `partial`: a rule that needs uncompacted
 history (column *history*) met a compacted range (missing offsets) inside its evidence, so the

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from jobs.audits.context import AuditContext
 from jobs.audits.evidence import finding
-from jobs.audits.validators import accepted_client_epochs
+from jobs.audits.validators import accepted_client_epochs, regime_for
 from jobs.replay.state import CLASSIC, CONSUMER, STREAMS, Group, Member
 
 
@@ -62,9 +62,10 @@ def _check_modern(a, event, group, topic, partition, value, is_txn):
     subscribed = _subscribed(group, topic)
     rule = "TX-03" if is_txn else "OF-01"
     members = {m.member_id: m.member_epoch for m in group.members.values()}
-    details = {"regime": a.regime, "members": members, "subscribed": subscribed,
+    regime = regime_for(a.regime, group.group_type)
+    details = {"regime": regime, "members": members, "subscribed": subscribed,
                "producer_id": event.producer_id, "committed_offset": value["offset"],
-               "accepted_client_epochs": {mid: accepted_client_epochs(m, tp, a.regime)
+               "accepted_client_epochs": {mid: accepted_client_epochs(m, tp, regime)
                                           for mid, m in group.members.items()}}
     message = (f"{'transactional ' if is_txn else ''}offset {value['offset']} for {topic}-"
                f"{partition} committed at log offset {event.offset} while group {group.group_id} "
@@ -122,9 +123,14 @@ def _check_regression(a, event, group, topic, partition, value, owner) -> None:
         severity, case = "info", "the group was empty: an admin offset reset"
     elif installed.topic_id and new_tid and installed.topic_id != new_tid:
         severity, case = "info", "the topic id changed: the topic was recreated"
-    elif previous_owner != owner:
+    elif _member(previous_owner) != _member(owner):
         severity, case = "high", ("ownership changed since the previous commit: a late commit "
                                   "from a previous owner")
+    elif previous_owner != owner:
+        # The same member kept the partition across an epoch bump or a new generation: a
+        # rebalance it survived does not make its own rewind a stale commit.
+        severity, case = "medium", ("same owner across an epoch bump: the owning member itself "
+                                    "rewound")
     else:
         severity, case = "medium", "same owner, no membership change: the application rewound"
     message = (f"committed offset for {topic}-{partition} of group {key[0]} went back from "
@@ -137,6 +143,11 @@ def _check_regression(a, event, group, topic, partition, value, owner) -> None:
                   details={"previous_offset": installed.committed_offset,
                            "offset": value["offset"], "previous_owner": previous_owner,
                            "owner": owner}))
+
+
+def _member(owner) -> str | None:
+    """The member id of an owner ``(member id, epoch or generation)``, None when unowned."""
+    return None if owner is None else owner[0]
 
 
 def on_acquired(a: AuditContext, group_id: str, tp, position) -> None:

@@ -97,8 +97,9 @@ register(
          "members and a protocol; a member's subscription generation is older than the group's.",
          "ClassicGroup; ConsumerProtocolSubscription v2+", HISTORY),
     Rule("MG-01", "critical", "classic and consumer records mixed",
-         "A group id is one group type at a time: no consumer-group record for a live non-simple "
-         "classic group and no classic tombstone for a live consumer group.",
+         "A group id is one group type at a time: no modern-group record for a live non-simple "
+         "classic group, no record of one modern type for a group of another, and no classic "
+         "tombstone for a live modern group.",
          "GroupMetadataManager.getOrMaybeCreatePersistedConsumerGroup (KAFKA-17306, KAFKA-21117)",
          STATE),
     Rule("MG-02", "medium", "conversion with an unexpected shape",
@@ -106,9 +107,9 @@ register(
          "online downgrade writes generation = group epoch and no leader.",
          "ConsumerGroupMigrationPolicy conversions in GroupMetadataManager", HISTORY),
     Rule("MG-03", "info", "orphan offsets",
-         "Offsets outlive their group only until expiry: live offsets after the group's "
-         "tombstone resurrect a simple group.", "GroupMetadataManager.deleteGroups (offset "
-         "tombstones first)", STATE),
+         "Offsets outlive their group only until expiry: offsets left after the group's "
+         "tombstone are loaded without a group.", "GroupMetadataManager.deleteGroups (offset "
+         "tombstones first); OffsetMetadataManager.replay", STATE),
     Rule("RP-01", "info", "record type unknown to the loader",
          "Every record type in the log is one the coordinator replays; others are skipped with "
          "a warning.", "CoordinatorLoaderImpl (UnknownRecordTypeException: WARN and skip)", STATE),

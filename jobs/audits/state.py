@@ -13,7 +13,7 @@ from jobs.audits.context import (
     AuditContext,
 )
 from jobs.audits.evidence import finding
-from jobs.audits.validators import RELAXED
+from jobs.audits.validators import RELAXED, regime_for
 from jobs.replay.state import CONSUMER, STREAMS, Group, Member
 
 STATES_IN_RECORDS = {"STABLE", "UNREVOKED_PARTITIONS", "UNRELEASED_PARTITIONS",
@@ -110,6 +110,7 @@ def _member_state(a, group: Group, m: Member, target_known: bool) -> None:
 
 def _partition(a, group: Group, m: Member, tp, ap, target_known: bool) -> None:
     epoch, label = m.member_epoch, a.topic_label(tp[0])
+    relaxed = regime_for(a.regime, group.group_type) == RELAXED
     if ap.assignment_epoch_source == "explicit":
         problem = None
         if ap.assignment_epoch < 0:
@@ -121,13 +122,13 @@ def _partition(a, group: Group, m: Member, tp, ap, target_known: bool) -> None:
         if problem:
             _add(a, "CG-10", group, m, f"assignment epoch {ap.assignment_epoch} of "
                  f"{label}-{tp[1]} held by {m.member_id} {problem}", tp=tp)
-    elif ap.assignment_epoch_source == "legacy_null" and a.regime == RELAXED:
+    elif ap.assignment_epoch_source == "legacy_null" and relaxed:
         _add(a, "CG-10", group, m, f"{label}-{tp[1]} held by {m.member_id} was written without "
              "assignment epochs in a snapshot whose coordinator writes them (a record from "
              "before the upgrade, or a mixed-version round trip); a 4.3+ coordinator loading it "
              "logs an ERROR unless the field is an explicit null, and uses the member epoch",
              severity="info", tp=tp)
-    if a.regime == RELAXED and epoch >= 1 and 0 <= ap.assignment_epoch < epoch:
+    if relaxed and epoch >= 1 and 0 <= ap.assignment_epoch < epoch:
         _add(a, "WIN-01", group, m, f"{m.member_id} may commit {label}-{tp[1]} with any client "
              f"epoch from {ap.assignment_epoch} to {epoch} (window {epoch - ap.assignment_epoch})",
              tp=tp, details={"window": epoch - ap.assignment_epoch,
@@ -171,8 +172,9 @@ def _orphans(a, group_id: str, store) -> None:
     tombstone = a.group_tombstones.get(group_id)
     if (group is None or group.is_simple) and tombstone is not None and tombstone > latest.position:
         a.add(finding("MG-03", group_id, tombstone, f"group {group_id} was deleted at log offset "
-                      f"{tombstone[1]} but {len(store.main)} committed offset(s) remain; they "
-                      "resurrect it as a simple group", evidence=[latest.position[1]]))
+                      f"{tombstone[1]} but {len(store.main)} committed offset(s) remain; a "
+                      "coordinator loading this log keeps them without a group until they "
+                      "expire", evidence=[latest.position[1]]))
     elif group is not None and group.is_simple and tombstone is None and a.snapshot_time_ms \
             and latest.commit_timestamp is not None \
             and a.snapshot_time_ms - latest.commit_timestamp > OFFSETS_RETENTION_MS:

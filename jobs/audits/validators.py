@@ -6,11 +6,13 @@ at a given log position (the evidence a finding shows), and to pick the regime:
 
 * ``strict`` (up to 4.2, ``ConsumerGroup.validateOffsetCommit``): the client epoch must equal the
   member epoch; then every partition is accepted, owned or not.
-* ``relaxed`` (4.3+, KIP-1251, no flag): equal epoch accepts every partition; a newer client epoch
-  is stale; an older one is accepted per partition when the partition is in the member's assigned
-  (else pending-revocation) partitions with an assignment epoch <= the client epoch. Streams
-  groups (``StreamsGroup.createAssignmentEpochValidator``) do the same on active tasks. The
-  error is ILLEGAL_GENERATION for classic-protocol members, STALE_MEMBER_EPOCH otherwise.
+* ``relaxed`` (consumer groups from 4.3, KIP-1251, no flag): equal epoch accepts every
+  partition; a newer client epoch is stale; an older one is accepted per partition when the
+  partition is in the member's assigned (else pending-revocation) partitions with an assignment
+  epoch <= the client epoch. Streams groups do the same on active tasks from 4.2
+  (``StreamsGroup.createAssignmentEpochValidator``), so one snapshot can fence its two modern
+  group types differently (:func:`regime_for`). The error is ILLEGAL_GENERATION for
+  classic-protocol members, STALE_MEMBER_EPOCH otherwise.
 """
 
 from __future__ import annotations
@@ -51,16 +53,37 @@ def accepted_client_epochs(member: Member, partition, regime: str) -> list[int]:
     return list(range(max(owned.assignment_epoch, 0), epoch + 1))
 
 
+def regime_for(regime: str, group_type: str) -> str:
+    """The regime a group of ``group_type`` is fenced by. ``regime`` is one regime for every
+    group, or one per type as :func:`combine_regimes` writes it (``consumer=strict,streams=relaxed``)."""
+    if "=" not in regime:
+        return regime
+    per_type = dict(part.split("=", 1) for part in regime.split(","))
+    return per_type.get(group_type, STRICT)
+
+
+def combine_regimes(consumer_relaxed: bool, streams_relaxed: bool) -> str:
+    """A snapshot's regime from what its records prove of the writer's release: consumer groups
+    are fenced by KIP-1251 from 4.3 (only 4.3+ writes type-8 AssignmentEpochs), streams groups
+    from 4.2 (``StreamsGroup.createAssignmentEpochValidator``; 4.2+ writes type-22 ones, and a
+    4.3+ writer is a 4.2+ one)."""
+    consumer = RELAXED if consumer_relaxed else STRICT
+    streams = RELAXED if streams_relaxed or consumer_relaxed else STRICT
+    return consumer if consumer == streams else f"consumer={consumer},streams={streams}"
+
+
 def detect_regime(events: Iterable) -> str:
-    """``relaxed`` when a current-assignment record carries AssignmentEpochs (only 4.3+ brokers
-    write the tag, always), else ``strict``."""
+    """The regime per group type (:func:`combine_regimes`) from the current-assignment records
+    that carry AssignmentEpochs."""
+    found = set()
     for event in events:
         record = getattr(event, "record", None)
-        if getattr(record, "record_type", None) not in CURRENT_ASSIGNMENT_TYPES:
+        record_type = getattr(record, "record_type", None)
+        if record_type not in CURRENT_ASSIGNMENT_TYPES or record_type in found:
             continue
         value = record.value or {}
         for field in ("assignedPartitions", "partitionsPendingRevocation", "activeTasks",
                       "activeTasksPendingRevocation"):
             if any(entry.get("assignmentEpochs") for entry in value.get(field) or ()):
-                return RELAXED
-    return STRICT
+                found.add(record_type)
+    return combine_regimes(8 in found, 22 in found)

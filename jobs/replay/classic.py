@@ -2,9 +2,10 @@
 
 A positive value builds a classic group from the record and **unconditionally replaces** whatever
 group object has the id (Kafka's behaviour); a live modern group replaced that way means the log
-mixes live classic and consumer records (MG-01). A tombstone removes any group with that id;
-offsets stay. Member subscriptions/assignments are decoded by the codec when the protocol type is
-``consumer``; the assignment becomes the member's classic assignment (by topic name).
+mixes live classic and consumer records (MG-01). A tombstone removes any group with that id
+(MG-01 too when that group is a live modern one); offsets stay. Member subscriptions and
+assignments are decoded by the codec when the protocol type is ``consumer``; the assignment
+becomes the member's classic assignment (by topic name).
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ def apply_group_metadata(ctx: ReplayContext, record) -> None:
     group_id = record.key["group"]
     existing = ctx.groups.get(group_id)
     if record.value is None:
+        if existing is not None and existing.group_type != CLASSIC:
+            # removeGroup takes any type: the live modern group and its members vanish on load,
+            # with no tombstone of their own (a rewrite no release refuses).
+            ctx.violation("MG-01", CRITICAL, group_id,
+                          f"classic GroupMetadata tombstone removes a live {existing.group_type} "
+                          f"group (group epoch {existing.group_epoch}, "
+                          f"{len(existing.members)} members)")
         ctx.groups.pop(group_id, None)
         return
     value = record.value
