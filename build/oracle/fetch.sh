@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Copies one release's Java group coordinator (kafka-group-coordinator and its runtime dependencies)
+# from Maven Central into ${OFFSETLAKE_CACHE:-.cache}/oracle-<version>/libs, the classpath the
+# coordinator oracle is compiled against and runs on (tests/oracle/runner.py). Idempotent: does
+# nothing when the jars are already there. Maven's local repository stays the default (~/.m2).
+#
+#   fetch.sh            the default release (<kafka.version> in pom.xml)
+#   fetch.sh 3.9.2 ...  those releases
+#   fetch.sh --all      every release the oracle supports (<oracle.versions> in pom.xml)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+pom="$here/pom.xml"
+default_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")"
+if [[ -z "$default_version" ]]; then
+  echo "fetch.sh: no <kafka.version> in $pom" >&2
+  exit 1
+fi
+if [[ "${1:-}" == "--all" ]]; then
+  set -- $(sed -n 's:.*<oracle.versions>\(.*\)</oracle.versions>.*:\1:p' "$pom")
+fi
+if (( $# > 1 )); then
+  for v in "$@"; do bash "$here/fetch.sh" "$v"; done
+  exit 0
+fi
+version="${1:-$default_version}"
+
+cache="${OFFSETLAKE_CACHE:-.cache}"
+[[ "$cache" = /* ]] || cache="$root/$cache"
+dest="$cache/oracle-$version"
+marker="$dest/libs/.complete"
+
+if [[ -f "$marker" ]]; then
+  echo "Group coordinator $version jars already in $dest/libs"
+  exit 0
+fi
+
+command -v mvn >/dev/null || { echo "fetch.sh: mvn (Maven) is not installed" >&2; exit 1; }
+
+# Copy into a scratch directory and move it into place only when complete, so an interrupted
+# fetch never leaves a half-filled libs/ that looks finished.
+mkdir -p "$dest"
+scratch="$(mktemp -d "$dest/libs.partial.XXXXXX")"
+trap 'rm -rf "$scratch"' EXIT
+echo "Fetching group coordinator $version jars from Maven Central into $dest/libs ..."
+start=$SECONDS
+mvn -q -B -Dstyle.color=never -f "$pom" -Dkafka.version="$version" \
+  dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$scratch"
+touch "$scratch/.complete"
+rm -rf "$dest/libs"
+mv "$scratch" "$dest/libs"
+trap - EXIT
+echo "Group coordinator $version: $(ls "$dest/libs" | wc -l) jars in $dest/libs ($((SECONDS - start)) s)"
