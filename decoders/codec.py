@@ -179,6 +179,25 @@ def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
     return rec
 
 
+def read_value_as(record_type: int, version: int, value: bytes, layout: str | None = None) -> dict:
+    """Value fields read the way one release's generated class reads them: the struct of
+    ``layout`` (default: the current one) at ``version``, whatever version the bytes announce,
+    trailing bytes ignored and unknown tagged fields skipped (Kafka's ``read`` checks neither).
+    Raises :class:`DecodeError` where that reader would throw."""
+    entry = _ENTRIES.get(record_type)
+    layouts = None if entry is None else entry.values.get(version)
+    if layouts is None:
+        raise UnknownVersionError(record_type, version, stage="value")
+    wanted = layout or entry.layout
+    reader = next((r for name, r in layouts if name == wanted), None)
+    if reader is None:
+        raise KeyError(f"record type {record_type} has no layout {wanted!r}")
+    if len(value) < 2:
+        raise TruncatedError(2, len(value), stage="value", path="version")
+    fields, _ = reader(value, 2, len(value), {}, None)
+    return fields
+
+
 def _alternatives(layouts, value: bytes, error: DecodeError | None, partial):
     n = len(value)
     for name, reader in layouts[1:]:

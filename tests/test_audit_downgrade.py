@@ -135,10 +135,13 @@ def test_du2_near_miss_known_versions_load_everywhere_from_3_4_1(tmp_path):
 
 # ---- DU-3 layout ---------------------------------------------------------------------------
 
-def test_du3_current_consumer_records_break_3_7_new_coordinator(tmp_path):
+def test_du3_current_consumer_records_break_3_7_new_coordinator_where_it_stops(tmp_path):
+    # 3.7's reader takes the current type-5 bytes without complaint (it ignores what it does not
+    # expect); the first record it cannot read is the type-7 target member ("non-nullable field
+    # partitions was serialized as null", as the 3.7.2 broker logs on samples/kafka-4.3.1).
     facts = facts_of(consumer_group(), tmp_path)
-    first_type5 = next(f.offset for f in facts if f.record_type == 5)
-    assert hits(facts, "3.7+new", "DU-3")[0] == ("DU-3", "BREAK", 3, "cg", first_type5)
+    first_type7 = next(f.offset for f in facts if f.record_type == 7)
+    assert hits(facts, "3.7+new", "DU-3") == [("DU-3", "BREAK", 3, "cg", first_type7)]
 
 
 def test_du3_near_miss_3_8_reads_the_current_layout(tmp_path):
@@ -174,17 +177,33 @@ def test_du4_near_miss_the_uncompacted_deleted_group_replays_on_3_9_new(tmp_path
     assert hits(facts_of(s, tmp_path), "3.9+new-coordinator", "DU-4") == []
 
 
-def test_du4_double_ownership_breaks_every_java_target(tmp_path):
-    s = (consumer_group(partition=0)
-         .raw(8, {"groupId": "cg", "memberId": "B"}, {
-             "memberEpoch": 2, "previousMemberEpoch": 1, "state": 0,
-             "assignedPartitions": [{"topicId": Scenario().topic_id("foo"), "partitions": [1]}],
-             "partitionsPendingRevocation": []}))
-    facts = facts_of(s, tmp_path)
+def double_owner(epoch: int) -> Scenario:
+    """Member A owns foo-0 and foo-1 at epoch 1; member B (joined) is then given foo-1 at ``epoch``."""
+    return (consumer_group(partition=0).consumer_join("B", ["foo"])
+            .raw(8, {"groupId": "cg", "memberId": "B"}, {
+                "memberEpoch": epoch, "previousMemberEpoch": 1, "state": 0,
+                "assignedPartitions": [{"topicId": Scenario().topic_id("foo"), "partitions": [1]}],
+                "partitionsPendingRevocation": []}))
+
+
+def test_du4_double_ownership_at_the_same_epoch_breaks_every_java_target_from_3_8(tmp_path):
+    facts = facts_of(double_owner(1), tmp_path)
     bad = facts[-1].offset
-    for target in ("3.9+new-coordinator", "4.0", "4.3"):
-        assert hits(facts, target, "DU-4") == [("DU-4", "BREAK", 0, "cg", bad)]
+    for target in ("3.8+new", "3.9+new-coordinator", "4.0", "4.3", "4.4"):
+        assert hits(facts, target, "DU-4") == [("DU-4", "BREAK", 0, "cg", bad)], target
+    assert hits(facts, "3.7+new", "DU-4") == []  # 3.7 keeps no partition epochs
     assert hits(facts, "3.9", "DU-4") == []  # Scala never replays type 8
+
+
+def test_du4_a_new_owner_at_a_higher_epoch_breaks_only_3_8_and_3_9(tmp_path):
+    # ConsumerGroup.addPartitionEpochs: 3.8/3.9 refuse any partition still owned; from 4.0 a
+    # partition moves to a higher epoch (the old owner's record is the stale one).
+    facts = facts_of(double_owner(2), tmp_path)
+    bad = facts[-1].offset
+    for target in ("3.8+new", "3.9+new-coordinator"):
+        assert hits(facts, target, "DU-4") == [("DU-4", "BREAK", 0, "cg", bad)], target
+    for target in ("4.0", "4.3", "4.4"):
+        assert hits(facts, target, "DU-4") == [], target
 
 
 # ---- DU-5 tagged fields ----------------------------------------------------------------------
@@ -244,7 +263,8 @@ def test_verdict_yes_for_classic_groups_with_v3_commits(tmp_path):
 def test_targets_parse_and_reject():
     assert parse_target("3.9+new").name == "3.9+new-coordinator"
     assert parse_target("3.4").release == (3, 4, 1)
+    assert parse_target("4.4").release == (4, 4, 0)
     with pytest.raises(ValueError):
-        parse_target("4.4")
+        parse_target("4.5")
     with pytest.raises(ValueError):
         parse_target("3.5+new")

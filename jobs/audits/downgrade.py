@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.audits.downgrade_facts import RecordFacts
-from jobs.audits.downgrade_replay import first_replay_break
+from jobs.audits.java_load import LogEntry, load
+from jobs.audits.java_releases import java_release
 from jobs.audits.downgrade_targets import (
     CONSUMER_TYPES,
     SCALA,
@@ -87,12 +88,29 @@ class Finding:
 
 def audit_facts(facts: list[RecordFacts], targets: list[str]) -> list[Finding]:
     """Findings for every group of some partitions' facts (liveness marked) on each target."""
-    by_group: dict[tuple, list[RecordFacts]] = {}
-    for f in sorted(facts, key=lambda f: (f.partition, f.offset)):
-        by_group.setdefault((f.partition, f.group_id), []).append(f)
     parsed = [parse_target(t) for t in targets]
-    return [finding for records in by_group.values() for target in parsed
+    return [finding for records in split_by_group(facts).values() for target in parsed
             for finding in audit_group(records, target)]
+
+
+def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
+    """``{(partition, group id): facts in log order}``; a transaction marker goes to every group
+    its producer wrote transactional records for (replay never crosses groups otherwise, so a
+    group's load can be followed alone)."""
+    ordered = sorted(facts, key=lambda f: (f.partition, f.offset))
+    producers: dict[tuple, set] = {}
+    for f in ordered:
+        if f.control is None and f.producer_id != -1:
+            producers.setdefault((f.partition, f.producer_id), set()).add(f.group_id)
+    by_group: dict[tuple, list[RecordFacts]] = {}
+    for f in ordered:
+        if f.control is None:
+            by_group.setdefault((f.partition, f.group_id), []).append(f)
+            continue
+        for gid in sorted(producers.get((f.partition, f.producer_id), ()), key=str):
+            if (f.partition, gid) in by_group:
+                by_group[(f.partition, gid)].append(f)
+    return by_group
 
 
 def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
@@ -100,21 +118,39 @@ def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
     out: list[Finding] = []
     kept = []
     for f in records:
-        if f.record_type is None:
+        if f.record_type is None or f.control is not None:
             continue
         if f.record_type not in target.known_types:
             out += _unknown_type(f, target)
             continue
         kept.append(f)
-        out += _version_and_layout(f, target)
+        if target.coordinator == SCALA:
+            out += _version_and_layout(f, target)
+        elif not target.unknown_version_fails:
+            out += [r for r in _version_and_layout(f, target) if r.klass == READ_AS_LATEST]
     if target.coordinator != SCALA:
-        found = first_replay_break(kept, target)
-        if found is not None:
-            f = next(r for r in kept if r.offset == found.offset)
-            out.append(_finding(target, f, "DU-4", BREAK, "critical", found.reason,
-                                target.failure_mode))
+        out += _java_break(records, target)
     out += _tag_losses(kept, target) + _behaviour(records, target)
     return out
+
+
+_RULE_OF = {"UnknownRecordVersionException": "DU-2", "java.lang.RuntimeException": "DU-3"}
+
+
+def _java_break(records: list[RecordFacts], target: Target) -> list[Finding]:
+    """The record the target's load stops at, if any: the release's own steps
+    (:func:`jobs.audits.java_load.load`) over the group's records and its producers' markers."""
+    entries = [LogEntry(f.offset, f.producer_id, f.control, f.key, f.value) for f in records
+               if f.control is not None or f.record_type is not None]
+    failure = load(entries, java_release(target.release)).failure
+    if failure is None:
+        return []
+    f = next(r for r in records if r.offset == failure.offset)
+    rule = _RULE_OF.get(failure.exception, "DU-4")
+    short = failure.exception.rsplit(".", 1)[-1]
+    return [_finding(target, f, rule, BREAK, "critical",
+                     f"{target} stops loading at this record: {failure.message} ({short})",
+                     target.failure_mode)]
 
 
 def _finding(target: Target, f: RecordFacts, rule: str, klass: str, severity: str, detail: str,

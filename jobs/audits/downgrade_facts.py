@@ -46,6 +46,9 @@ class RecordFacts:
     owned_partitions: tuple[str, ...] = ()  # type 8: "topicId:partition", assigned and pending
     pending_overlap: bool = False         # type 8: a partition both assigned and pending revocation
     is_live: bool = True                  # the latest record of its key in the snapshot
+    value: bytes | None = None            # the raw value: each target reads it with its own reader
+    producer_id: int = -1                 # the batch's producer id (transactional offset commits)
+    control: str | None = None            # "COMMIT" / "ABORT": a transaction marker, not a record
 
 
 FACTS_SCHEMA = pa.schema([
@@ -55,13 +58,16 @@ FACTS_SCHEMA = pa.schema([
     ("decode_error", pa.string()), ("tagged_fields", pa.list_(pa.string())),
     ("protocol_type", pa.string()), ("classic_members", pa.int32()),
     ("owned_partitions", pa.list_(pa.string())), ("pending_overlap", pa.bool_()),
-    ("is_live", pa.bool_()),
+    ("is_live", pa.bool_()), ("value", pa.binary()), ("producer_id", pa.int64()),
+    ("control", pa.string()),
 ])
 
 
-def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | None) -> RecordFacts:
+def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | None,
+                 producer_id: int | None = -1) -> RecordFacts:
     """Facts of one data record (never raises: what we cannot read is recorded as such)."""
     key = bytes(key or b"")
+    value = None if value is None else bytes(value)
     record_type = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
     version = int.from_bytes(value[:2], "big", signed=True) if value is not None and len(value) >= 2 else None
     facts = {}
@@ -78,7 +84,15 @@ def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | 
                 facts.update(layout=rec.layout, **_replay_facts(rec.record_type, rec.value),
                              tagged_fields=tagged_fields(rec.record_type, rec.value_version,
                                                          rec.layout, rec.value, rec.unknown_tags))
-    return RecordFacts(partition, offset, record_type, version, value is None, key=key, **facts)
+    return RecordFacts(partition, offset, record_type, version, value is None, key=key, value=value,
+                       producer_id=-1 if producer_id is None else producer_id, **facts)
+
+
+def marker_facts(partition: int, offset: int, producer_id: int, control: str,
+                 group_id: str | None = None) -> RecordFacts:
+    """A transaction marker, as the loader meets it (it belongs to every group of its producer)."""
+    return RecordFacts(partition, offset, None, None, False, key=b"", group_id=group_id,
+                       producer_id=producer_id, control=control, is_live=False)
 
 
 def _key_only(key: bytes) -> dict:
@@ -144,30 +158,47 @@ def _fields(st, version: int) -> tuple:
 def mark_live(facts: Iterable[RecordFacts]) -> list[RecordFacts]:
     """The same facts in log order with ``is_live``: the latest record of each key (per partition)."""
     ordered = sorted(facts, key=lambda f: (f.partition, f.offset))
-    latest = {(f.partition, f.key): f.offset for f in ordered}
+    latest = {(f.partition, f.key): f.offset for f in ordered if f.control is None}
     for f in ordered:
-        f.is_live = latest[(f.partition, f.key)] == f.offset
+        f.is_live = f.control is None and latest[(f.partition, f.key)] == f.offset
     return ordered
 
 
 def facts_from_partition_dir(directory: str | os.PathLike,
                              partition: int | None = None) -> list[RecordFacts]:
-    """Facts of every data record in one ``__consumer_offsets-N`` directory, liveness marked."""
+    """Facts of every data record and transaction marker in one ``__consumer_offsets-N``
+    directory, liveness marked (markers carry no group: :func:`jobs.audits.downgrade.audit_facts`
+    hands each to the groups of its producer)."""
     out = []
     for segment, item in iter_partition_dir(directory, partition):
-        if not isinstance(item, RecordBatch) or item.is_control:
+        if not isinstance(item, RecordBatch):
             continue
         part = segment.partition if partition is None else partition
-        out += [record_facts(part, r.offset, r.key, r.value) for r in item.records]
+        if item.is_control:
+            out += [marker_facts(part, r.offset, item.producer_id, _CONTROL[r.control_type])
+                    for r in item.records if r.control_type in _CONTROL]
+            continue
+        out += [record_facts(part, r.offset, r.key, r.value, item.producer_id) for r in item.records]
     return mark_live(out)
 
 
+_CONTROL = {0: "ABORT", 1: "COMMIT"}
+
+
 def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Arrow body: raw rows (``partition``, ``offset``, ``key``, ``value``) -> :data:`FACTS_SCHEMA`
-    rows (``is_live`` left true; liveness needs every record of the key, see the stage)."""
+    """Arrow body: raw rows (``partition``, ``offset``, ``key``, ``value``, ``producer_id``,
+    ``is_control``, ``control_type``) -> :data:`FACTS_SCHEMA` rows (``is_live`` left true;
+    liveness needs every record of the key, see the stage)."""
     cols = batch.to_pydict()
-    rows = [record_facts(p, o, k, v) for p, o, k, v in
-            zip(cols["partition"], cols["offset"], cols["key"], cols["value"])]
+    rows = []
+    for p, o, k, v, pid, control, ctype in zip(cols["partition"], cols["offset"], cols["key"],
+                                                cols["value"], cols["producer_id"],
+                                                cols["is_control"], cols["control_type"]):
+        if control:
+            if ctype in ("COMMIT", "ABORT"):
+                rows.append(marker_facts(p, o, pid, ctype))
+        else:
+            rows.append(record_facts(p, o, k, v, pid))
     return facts_to_arrow(rows)
 
 

@@ -12,7 +12,9 @@ generated classes in the 3.9.2 / 4.0.2 / 4.2.1 / 4.3.1 jars, and the brokers the
 * Java coordinator (3.6-3.9 when enabled, the only one from 4.0): unknown types are skipped with
   a WARN; up to 3.9 an unknown value version is read with the newest layout, from 4.0 it fails the
   load; any replay exception fails the load: **fail-closed**, the partition's groups are
-  unavailable. Up to 3.9 replay is strict (pre KAFKA-17306, see :mod:`downgrade_replay`).
+  unavailable. What each release's serde and replay accept is :mod:`java_releases`, and its
+  load is followed record by record in :mod:`java_load` (checked against the releases' own
+  classes by ``tests/differential``).
 * Layouts: 3.6/3.7 read types 4, 5, 7, 8 with the 3.7 value layout, 4.0 reads 11 and 15 with
   its own; a record written in another layout under the same version is misread.
 """
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from jobs.audits.java_releases import java_release
 
 SCALA, JAVA = "scala", "java"
 NEW_COORDINATOR = "+new-coordinator"
@@ -106,12 +110,6 @@ _SCALA_ROWS = (  # (first, last, offset commit max, group metadata max, unknown 
     ((2, 3, 0), (3, 4, 0), 3, 3, True),
     ((3, 4, 1), (3, 9, 99), 4, 4, False),
 )
-_STREAMS = frozenset(range(17, 24))
-_JAVA_TYPES = (  # (first, last, known types): 3.9's serde maps 0-8; 4.0 adds 9-16; 4.1 drops 9, adds 17-23
-    ((3, 6, 0), (3, 9, 99), frozenset(range(0, 9))),
-    ((4, 0, 0), (4, 0, 99), frozenset(range(0, 17))),
-    ((4, 1, 0), (4, 3, 99), frozenset(range(0, 9)) | frozenset(range(10, 17)) | _STREAMS),
-)
 _LATEST_PATCH = {(3, 4): 1}  # "3.4" means its newest patch, 3.4.1
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(\+new-coordinator|\+new)?$")
 
@@ -126,8 +124,8 @@ def parse_target(text: str) -> Target:
     patch = int(match.group(3)) if match.group(3) else _LATEST_PATCH.get((major, minor), 0)
     release, new = (major, minor, patch), bool(match.group(4))
     name = f"{major}.{minor}" + (f".{patch}" if match.group(3) else "") + (NEW_COORDINATOR if new else "")
-    if release >= (4, 4, 0):
-        raise ValueError(f"{text}: only releases before 4.4 are downgrade targets")
+    if release >= (4, 5, 0):
+        raise ValueError(f"{text}: only releases up to 4.4 are downgrade targets")
     if release >= (4, 0, 0) or new:
         if release < (3, 6, 0):
             raise ValueError(f"{text}: the new group coordinator exists from 3.6")
@@ -144,15 +142,8 @@ def _scala(name: str, release) -> Target:
 
 
 def _java(name: str, release) -> Target:
-    known = next(types for first, last, types in _JAVA_TYPES if first <= release <= last)
-    max_versions = {t: 0 for t in known}
-    # Type 0 is LegacyOffsetCommit (value v0 only) from 4.1; before, it shared type 1's schema.
-    max_versions.update({0: 0 if release >= (4, 1, 0) else 4, 1: 4, 2: 4})
-    layouts = {}
-    if release < (3, 8, 0):
-        layouts = {t: "historical/3.7.0" for t in (4, 5, 7, 8)}
-    elif release < (4, 1, 0) and release >= (4, 0, 0):
-        layouts = {11: "historical/4.0", 15: "historical/4.0"}
+    profile = java_release(release)
     tags = frozenset(tag for tag, since in TAG_SINCE.items() if release[:2] >= since)
-    return Target(name, release, JAVA, known, max_versions, False,
-                  release >= (4, 0, 0), release < (4, 0, 0), layouts, tags)
+    return Target(name, release, JAVA, profile.serde_types, dict(profile.max_versions), False,
+                  profile.unknown_version_fails, not profile.at_least_4_0, dict(profile.layouts),
+                  tags)

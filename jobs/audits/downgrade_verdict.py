@@ -57,26 +57,43 @@ def _message(detail: str, count: int, offset: int, group_id: str | None) -> str:
     return f"{where}: {detail}{more}"
 
 
-def verdict_lines(rows: list[dict], target_versions: list[str]) -> list[str]:
-    """One headline per target (``safe to downgrade to 3.9: no - ...``), then one indented line
-    per partition that holds a reason. ``rows``: dicts or Spark ``Row`` objects."""
+def verdicts(rows: list[dict], target_versions: list[str]) -> list[dict]:
+    """One verdict per target, as data: ``{"target_version", "safe", "headline", "partitions":
+    [{"partition", "fate": "fails"|"drops", "reason"}], "cautions"}``. ``rows``: dicts or Spark
+    ``Row`` objects (order does not matter: every choice below is by log position, then name)."""
     rows = [r.asDict() if hasattr(r, "asDict") else r for r in rows]
-    lines = []
+    out = []
     for text in target_versions:
         name = parse_target(text).name
         mine = [r for r in rows if r["target_version"] == name]
         reasons = _partition_reasons(mine, name)
         if not reasons:
             cautions = [r for r in mine if r["class"] == "READ-AS-LATEST" or r["severity"] == "medium"]
-            lines.append(f"safe to downgrade to {name}: yes" + (
-                f" - with care: {_caution(cautions, name)}" if cautions else ""))
+            caution = _caution(cautions, name) if cautions else None
+            out.append({"target_version": name, "safe": True, "partitions": [], "cautions": caution,
+                        "headline": f"safe to downgrade to {name}: yes"
+                                    + (f" - with care: {caution}" if caution else "")})
             continue
         # The headline names the worst partition: one that does not load beats one that drops.
         first_partition, first_reason = min(reasons, key=lambda r: not r[1].startswith("does not load"))
         more = f" (and {len(reasons) - 1} more partitions)" if len(reasons) > 1 else ""
-        lines.append(f"safe to downgrade to {name}: no - partition {first_partition} "
-                     f"{first_reason}{more}")
-        lines += [f"  partition {p}: {reason}" for p, reason in reasons]
+        out.append({
+            "target_version": name, "safe": False, "cautions": None,
+            "headline": f"safe to downgrade to {name}: no - partition {first_partition} "
+                        f"{first_reason}{more}",
+            "partitions": [{"partition": p, "reason": reason,
+                            "fate": "fails" if reason.startswith("does not load") else "drops"}
+                           for p, reason in reasons]})
+    return out
+
+
+def verdict_lines(rows: list[dict], target_versions: list[str]) -> list[str]:
+    """One headline per target (``safe to downgrade to 3.9: no - ...``), then one indented line
+    per partition that holds a reason. ``rows``: dicts or Spark ``Row`` objects."""
+    lines = []
+    for verdict in verdicts(rows, target_versions):
+        lines.append(verdict["headline"])
+        lines += [f"  partition {p['partition']}: {p['reason']}" for p in verdict["partitions"]]
     return lines
 
 
@@ -87,7 +104,8 @@ def _partition_reasons(rows: list[dict], name: str) -> list[tuple[int, str]]:
     out = []
     for partition in sorted(by_partition):
         part = by_partition[partition]
-        breaks = sorted((r for r in part if r["class"] == "BREAK"), key=lambda r: r["first_offset"])
+        breaks = sorted((r for r in part if r["class"] == "BREAK"),
+                        key=lambda r: (r["first_offset"], r["rule_id"], r["group_id"] or ""))
         if breaks:
             b = breaks[0]
             out.append((partition, f"does not load on {name} ({b['failure_mode']}: "

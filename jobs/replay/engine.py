@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from jobs.replay.classic import apply_group_metadata
 from jobs.replay.context import INFO, ReplayContext
 from jobs.replay.events import ABORT, COMMIT, ReplayEvent, group_id_of
-from jobs.replay.modern import RECORD_KINDS, apply_modern
+from jobs.replay.modern import RECORD_KINDS, SKIPPED_BY_LOADER, apply_modern
 from jobs.replay.offsets import (apply_marker, apply_offset_commit, close_open_transactions,
                                  groups_with_pending)
 from jobs.replay.state import Group, OffsetStore
@@ -77,6 +77,10 @@ def apply_event(ctx: ReplayContext, event: ReplayEvent) -> None:
         ctx.violation("UNKNOWN_RECORD_TYPE", INFO, None,
                       f"record type {record_type} unknown to this reader; skipped as the "
                       "coordinator's loader does")
+    elif record_type in SKIPPED_BY_LOADER:
+        ctx.violation("UNKNOWN_RECORD_TYPE", INFO, group_id_of(record),
+                      f"record type {record_type} ({record.type_name}) is read by this reader but "
+                      "not by the coordinator's loader since 4.1; skipped as it does")
     elif record_type in (0, 1):
         apply_offset_commit(ctx, record)
     elif record_type == 2:

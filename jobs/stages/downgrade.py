@@ -17,7 +17,7 @@ from jobs.audits.downgrade_facts import FACTS_SCHEMA, facts_from_arrow, facts_fr
 from jobs.audits.downgrade_targets import parse_target
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
 
-RAW_COLUMNS = ("partition", "offset", "key", "value")
+RAW_COLUMNS = ("partition", "offset", "key", "value", "producer_id", "is_control", "control_type")
 
 
 def facts_body(batches):
@@ -46,9 +46,25 @@ def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versi
     from pyspark.sql.pandas.types import from_arrow_schema
 
     targets = [parse_target(t).name for t in target_versions]
-    data = (raw_df.where(F.col("snapshot_id") == snapshot_id).where(~F.col("is_control"))
-            .select(*RAW_COLUMNS))
+    data = raw_df.where(F.col("snapshot_id") == snapshot_id).select(*RAW_COLUMNS)
     facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA))
-    return (facts.groupBy("partition", "group_id")
+    return (facts.transform(_markers_to_groups)
+            .groupBy("partition", "group_id")
             .applyInArrow(audit_body(snapshot_id, targets),
                           from_arrow_schema(DOWNGRADE_FINDINGS_SCHEMA)))
+
+
+def _markers_to_groups(facts):
+    """Each transaction marker once per group its producer wrote transactional records for
+    (``split_by_group`` in the pure code does the same): a group's load then sees its markers."""
+    from pyspark.sql import functions as F
+
+    is_marker = F.col("control").isNotNull()
+    records = facts.where(~is_marker)
+    # The set of (partition, producer, group) triples: one marker copy per group, not per record.
+    writers = (records.where(F.col("producer_id") != -1)
+               .select("partition", "producer_id", "group_id").distinct())
+    markers = (facts.where(is_marker).drop("group_id")
+               .join(writers, ["partition", "producer_id"])
+               .select(*facts.columns))
+    return records.unionByName(markers)
