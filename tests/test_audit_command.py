@@ -123,3 +123,25 @@ def test_the_audit_runs_under_spark_submit(lakes):
         capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert proc.stdout.startswith("CG-01  critical violation g  @0:8")
+
+
+def test_json_output_carries_the_downgrade_findings_and_verdicts(lakes, capsys):
+    _, sample_lake, _ = lakes
+    code = offsetlake(["audit", "--lake", str(sample_lake), "--target-version", "4.0",
+                       "--target-version", "4.3", "--fail-on", "never", "--format", "json"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    assert code == 0
+    by_kind = {}
+    for line in lines:
+        by_kind.setdefault(line["kind"], []).append(line)
+    assert set(by_kind) == {"finding", "downgrade_finding", "downgrade_verdict"}
+    breaks = {(r["target_version"], r["partition"], r["rule_id"], r["first_offset"])
+              for r in by_kind["downgrade_finding"] if r["class"] == "BREAK"}
+    # 4.0.2's broker stops at offset 1 of partition 0 (a 4.1+ ShareGroupMetadata it misreads).
+    assert breaks == {("4.0", 0, "DU-3", 1)}
+    verdicts = {v["target_version"]: v for v in by_kind["downgrade_verdict"]}
+    assert verdicts["4.3"]["safe"] is True and verdicts["4.3"]["partitions"] == []
+    assert not verdicts["4.0"]["safe"]
+    assert [(p["partition"], p["fate"]) for p in verdicts["4.0"]["partitions"]] == [(0, "fails")]
+    assert verdicts["4.0"]["headline"].startswith("safe to downgrade to 4.0: no - partition 0 does not load")

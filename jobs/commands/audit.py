@@ -21,8 +21,9 @@ EPILOG = """\
 how it decides:
   Offset commits carry no member id or epoch, so every commit is checked against the
   ownership the replay holds at the same log position (what Kafka's validator saw).
-  Fencing regime: 'relaxed' (KIP-1251, Kafka 4.3+) when the snapshot's assignment records
-  carry AssignmentEpochs, else 'strict'; --fencing overrides.
+  Fencing regime, per group type: 'relaxed' (KIP-1251) for consumer groups when type-8
+  records carry AssignmentEpochs (a 4.3+ writer), for streams groups when type-8 or type-22
+  records do (4.2+); else 'strict'. --fencing sets one regime for every group.
   Verdicts: violation (complete evidence), partial (the evidence spans offsets removed by
   compaction: never fails the gate), notice (information).
 
@@ -85,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
     rows, downgrade_rows, summary = result
     _print(rows, args.format)
     if downgrade:
-        for line in downgrade[1](downgrade_rows, args.target_version):
-            print(line)
+        _print_downgrade(downgrade_rows, args.target_version, args.format)
     gating = [r for r in rows + downgrade_rows if _gates(r, args.fail_on)]
     print(summary + (f"; {len(gating)} finding(s) at or above {args.fail_on}: exit 3"
                      if gating else ""), file=sys.stderr)
@@ -94,12 +94,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _downgrade_functions(targets: list[str]):
-    """(downgrade_findings, verdict_lines) for the targets, None without any, False (said on
+    """The downgrade_findings function for the targets, None without any, False (said on
     stderr) when a target is not a version the downgrade audit knows."""
     if not targets:
         return None
     from jobs.audits.downgrade_targets import parse_target
-    from jobs.audits.downgrade import verdict_lines
     from jobs.stages.downgrade import downgrade_findings
 
     for target in targets:
@@ -108,7 +107,7 @@ def _downgrade_functions(targets: list[str]):
         except ValueError as error:
             print(f"offsetlake audit: --target-version {target}: {error}", file=sys.stderr)
             return False
-    return downgrade_findings, verdict_lines
+    return downgrade_findings
 
 
 def _gates(row: dict, fail_on: str) -> bool:
@@ -117,10 +116,28 @@ def _gates(row: dict, fail_on: str) -> bool:
     return severity_rank(row["severity"]) >= severity_rank(fail_on)
 
 
+def _print_downgrade(rows: list[dict], targets: list[str], fmt: str) -> None:
+    """The verdicts in words; with ``--format json`` every downgrade finding, then one verdict
+    object per target (``"kind"`` tells the three kinds of line apart)."""
+    from jobs.audits.downgrade_verdict import verdict_lines, verdicts
+
+    if fmt != "json":
+        for line in verdict_lines(rows, targets):
+            print(line)
+        return
+    for row in rows:
+        row = row.asDict() if hasattr(row, "asDict") else row
+        print(json.dumps({"kind": "downgrade_finding", **row,
+                          "details": json.loads(row["details"] or "{}")},
+                         default=str, ensure_ascii=False))
+    for verdict in verdicts(rows, targets):
+        print(json.dumps({"kind": "downgrade_verdict", **verdict}, ensure_ascii=False))
+
+
 def _print(rows: list[dict], fmt: str) -> None:
     if fmt == "json":
         for row in rows:
-            print(json.dumps({**row, "details": json.loads(row["details"] or "{}")},
+            print(json.dumps({"kind": "finding", **row, "details": json.loads(row["details"] or "{}")},
                              default=str, ensure_ascii=False))
     elif fmt == "csv":
         if rows:

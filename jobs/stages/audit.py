@@ -62,12 +62,17 @@ def compacted_ranges(raw) -> dict[int, list[tuple[int, int]]]:
 
 
 def snapshot_regime(records) -> str:
-    """``relaxed`` when any current-assignment record carries AssignmentEpochs (4.3+ writers)."""
+    """The fencing regime per group type (:func:`jobs.audits.validators.combine_regimes`): which
+    current-assignment types (8, 22) carry AssignmentEpochs in this snapshot."""
     from pyspark.sql import functions as F
 
+    from jobs.audits.validators import combine_regimes
+
     explicit = (records.where(F.col("record_type").isin(8, 22))
-                .where(F.to_json("value").rlike('"assignmentEpochs":\\[-?[0-9]')).limit(1))
-    return "relaxed" if explicit.count() else "strict"
+                .where(F.to_json("value").rlike('"assignmentEpochs":\\[-?[0-9]'))
+                .groupBy("record_type").count().collect())
+    types = {row["record_type"] for row in explicit}
+    return combine_regimes(8 in types, 22 in types)
 
 
 def lake_topic_names(tables: dict) -> dict[str, str]:
@@ -141,7 +146,7 @@ def audit_lake(spark, lake: Path, args, downgrade):
                                  r["rule_id"]))
     downgrade_rows = []
     if downgrade:
-        df = downgrade[0](spark, records, raw, snapshot_id, args.target_version)
+        df = downgrade(spark, records, raw, snapshot_id, args.target_version)
         replace_snapshot(df, lake, DOWNGRADE_FINDINGS, snapshot_id)
         downgrade_rows = [r.asDict() for r in read_snapshot(
             spark, lake, DOWNGRADE_FINDINGS, snapshot_id).collect()]
