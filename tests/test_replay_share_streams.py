@@ -27,6 +27,18 @@ def test_share_group():
         ("m", "foo", 0, 1, "member_epoch"), ("m", "foo", 1, 1, "member_epoch")]
 
 
+def test_streams_member_states_count_from_one():
+    # streams.MemberState: STABLE 1, UNREVOKED_TASKS 2, UNRELEASED_TASKS 3 (0 is no state).
+    def state_of(byte: int) -> str:
+        s = Scenario("st").raw(22, {"groupId": "st", "memberId": "m"}, {
+            "memberEpoch": 2, "previousMemberEpoch": 1, "state": byte, "activeTasks": [],
+            "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
+            "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []})
+        return replay_group(s.events()).tables["members"][0]["member_state"]
+    assert [state_of(b) for b in (1, 2, 3, 0)] == [
+        "STABLE", "UNREVOKED_TASKS", "UNRELEASED_TASKS", "UNKNOWN"]
+
+
 def test_streams_group():
     s = Scenario("st")
     member = {"instanceId": None, "rackId": None, "clientId": "c", "clientHost": "h",
@@ -42,7 +54,7 @@ def test_streams_group():
     t = replay_group(s.events()).tables
     assert [(r["group_type"], r["group_state"]) for r in t["groups"]] == [("streams", "NotReady")]
     s.raw(22, {"groupId": "st", "memberId": "m"}, {
-        "memberEpoch": 2, "previousMemberEpoch": 1, "state": 0, "activeTasks": tasks,
+        "memberEpoch": 2, "previousMemberEpoch": 1, "state": 1, "activeTasks": tasks,
         "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
         "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []})
     s.raw(23, {"groupId": "st"}, {"epoch": 0, "subtopologies": []})

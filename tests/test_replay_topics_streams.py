@@ -37,7 +37,7 @@ def _streams_member(s: Scenario, epoch: int, epochs) -> None:
     if epochs is not None:
         task["assignmentEpochs"] = epochs
     s.raw(22, {"groupId": "st", "memberId": "m"}, {
-        "memberEpoch": epoch, "previousMemberEpoch": 1, "state": 0, "activeTasks": [task],
+        "memberEpoch": epoch, "previousMemberEpoch": 1, "state": 1, "activeTasks": [task],
         "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
         "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []})
 

@@ -17,7 +17,8 @@ from jobs.replay.context import CRITICAL, HIGH, ReplayContext
 from jobs.replay.state import (CONSUMER, LEAVE_EPOCH, SHARE, STREAMS, Group, Member, TargetMember,
                                member_state_name)
 
-STREAMS_MEMBER_STATES = {0: "STABLE", 1: "UNREVOKED_TASKS", 2: "UNRELEASED_TASKS"}
+# Streams members number their states from 1 (streams.MemberState), consumer members from 0.
+STREAMS_MEMBER_STATES = {1: "STABLE", 2: "UNREVOKED_TASKS", 3: "UNRELEASED_TASKS"}
 
 # Types the codec reads but the coordinator's serde has no entry for since 4.1 (its loader skips
 # them with a WARN, UnknownRecordTypeException): 4.0's ShareGroupPartitionMetadata (9) and the
@@ -128,9 +129,10 @@ def _current(ctx: ReplayContext, group: Group, record) -> None:
     previous = member.member_epoch
     member.member_epoch = value["memberEpoch"]
     member.previous_member_epoch = value["previousMemberEpoch"]
+    # 3.7's layout of type 8 has no state byte (the state was derived then): unknown.
+    state = value.get("state")
     states = STREAMS_MEMBER_STATES if group.group_type == STREAMS else None
-    member.member_state = (states.get(value["state"], "UNKNOWN") if states
-                           else member_state_name(value["state"]))
+    member.member_state = (states.get(state, "UNKNOWN") if states else member_state_name(state))
     member.assigned, member.pending_revocation = assigned, pending
     member.assignment_position = ctx.position
     if group.group_type != SHARE:  # share-group partitions are shared, not owned
