@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from .compiler import compile_reader
 from .embedded import POST_DECODE, encode_embedded
 from .errors import DecodeError, TruncatedError, UnknownRecordTypeError, UnknownVersionError
-from .primitives import INT16
+from .primitives import INT16, invalid_length
 from .records_catalog import RECORD_TYPES
 from .schema import RecordType
 from .writer import encode_struct
@@ -182,19 +182,21 @@ def _decode(key, value, expand: bool) -> CoordinatorRecord | UnknownRecord:
 def read_value_as(record_type: int, version: int, value: bytes, layout: str | None = None) -> dict:
     """Value fields read the way one release's generated class reads them: the struct of
     ``layout`` (default: the current one) at ``version``, whatever version the bytes announce,
-    trailing bytes ignored and unknown tagged fields skipped (Kafka's ``read`` checks neither).
+    trailing bytes ignored, unknown tagged fields skipped (Kafka's ``read`` checks neither), and
+    lengths taken as Java takes them (a varint wraps at 32 bits; any negative length is null).
     Raises :class:`DecodeError` where that reader would throw."""
-    entry = _ENTRIES.get(record_type)
-    layouts = None if entry is None else entry.values.get(version)
-    if layouts is None:
+    rt = RECORD_TYPES.get(record_type)
+    if rt is None or version not in rt.valid_versions:
         raise UnknownVersionError(record_type, version, stage="value")
-    wanted = layout or entry.layout
-    reader = next((r for name, r in layouts if name == wanted), None)
-    if reader is None:
-        raise KeyError(f"record type {record_type} has no layout {wanted!r}")
+    reader = compile_reader(rt.layout(layout or rt.default_layout), version, rt.is_flexible(version),
+                            True)
     if len(value) < 2:
         raise TruncatedError(2, len(value), stage="value", path="version")
-    fields, _ = reader(value, 2, len(value), {}, None)
+    try:
+        fields, _ = reader(value, 2, len(value), {}, None)
+    except (IndexError, ValueError, OverflowError) as err:
+        # A negative tag size or length Java would hand to ByteBuffer.position: it throws too.
+        raise invalid_length(f"{type(err).__name__}: {err}", None) from None
     return fields
 
 

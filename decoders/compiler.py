@@ -44,11 +44,15 @@ def _unknown_tag(unk: dict, path, tag: int, raw: bytes) -> None:
     unk.setdefault(P.render_path(path), {})[tag] = raw
 
 
+# Reading as a Java release does (decoders.codec.read_value_as): Kafka's own varint and null rules.
+_NS_JAVA = {"_uvarint": P.read_uvarint_java, "_null": P.null_or_error_java}
+
+
 class _Gen:
     """Accumulates generated functions and the constants they reference."""
 
-    def __init__(self) -> None:
-        self.ns = dict(_NS_BASE, _unknown=_unknown_tag)
+    def __init__(self, java: bool = False) -> None:
+        self.ns = dict(_NS_BASE, _unknown=_unknown_tag, **(_NS_JAVA if java else {}))
         self.sources: list[str] = []
         self.names: dict[tuple, str] = {}
         self.counter = 0
@@ -260,9 +264,11 @@ class _Gen:
 
 
 @cache
-def compile_reader(st: Struct, version: int, flexible: bool):
-    """The compiled reader of ``st`` at ``version``; compiled once per (struct, version, flexible)."""
-    gen = _Gen()
+def compile_reader(st: Struct, version: int, flexible: bool, java: bool = False):
+    """The compiled reader of ``st`` at ``version``; compiled once per (struct, version, flexible).
+    ``java``: lengths and nulls exactly as Kafka's generated ``read`` takes them (varints wrap at
+    32 bits, any negative length is null), for judging what a release makes of some bytes."""
+    gen = _Gen(java)
     name = gen.struct_reader(st, version, flexible)
     reader = gen.build()[name]
     reader.__source__ = "\n\n".join(gen.sources)

@@ -112,6 +112,32 @@ def read_uvarint(buf, pos: int, end: int, path=None) -> tuple[int, int]:
         shift += 7
 
 
+def read_uvarint_java(buf, pos: int, end: int, path=None) -> tuple[int, int]:
+    """Kafka's ``ByteUtils.readUnsignedVarint`` to the bit: a 5th byte's high bits fall off a
+    32-bit int, which may come out negative (a length then reads as null). For reading bytes the
+    way a given release does (:func:`decoders.codec.read_value_as`), never for our own decoding,
+    which refuses such a varint."""
+    value = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise truncated(1, 0, path)
+        b = buf[pos]
+        pos += 1
+        if b < 0x80:
+            value = (value | b << shift) & 0xFFFFFFFF
+            return (value - (1 << 32) if value >= 1 << 31 else value), pos
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 28:
+            raise invalid_length("varint is too long, the most significant bit in the 5th byte is set", path)
+
+
+def null_or_error_java(n: int, nullable: bool, what: str, path):
+    """The generated Java ``read``: any negative length is null, an error when not nullable."""
+    return null_or_error(-1, nullable, what, path)
+
+
 def read_varlong(buf, pos: int, end: int, path=None, max_bytes: int = 10) -> tuple[int, int]:
     """ZigZag varint (``max_bytes=5``) or varlong (10)."""
     raw = 0

@@ -64,14 +64,14 @@ class CoordinatorState:
     pending: dict[int, dict] = field(default_factory=dict)   # producer id -> {key: (offset, at)}
 
     def end_transaction(self, producer_id: int, commit: bool, release: JavaRelease) -> None:
-        """``OffsetMetadataManager.replayEndTransactionMarker``: from 3.9 a committed offset
+        """``OffsetMetadataManager.replayEndTransactionMarker``: from 3.8 a committed offset
         replaces only an older record's (``recordOffset``)."""
         pending = self.pending.pop(producer_id, None)
         if not commit or not pending:
             return
         for key, (committed, at) in pending.items():
             existing = self.offsets.get(key)
-            if release.release < (3, 9, 0) or existing is None or at > existing[1]:
+            if release.release < (3, 8, 0) or existing is None or at > existing[1]:
                 self.offsets[key] = (committed, at)
 
 
@@ -92,7 +92,7 @@ def _offset_commit(state, release, offset, producer_id, key, value) -> None:
     gid, tp = key["group"], (key["group"], key["topic"], key["partition"])
     if value is None:
         state.offsets.pop(tp, None)
-        if release.release >= (3, 9, 0):
+        if release.release >= (3, 8, 0):
             for pending in state.pending.values():
                 pending.pop(tp, None)
         return
@@ -217,10 +217,24 @@ def _current(release, group: Group, record_type: int, member_id: str, value, str
         if value is None:
             return
         member = group.members[member_id] = Member()
+    if record_type == 22 and value is not None and release.release[:2] == (4, 2):
+        _strict_task_epochs(value)
     new = Member(LEAVE) if value is None else Member(value["memberEpoch"], _owned(record_type, value))
     if group.kind == "consumer":
         _move_partitions(release, group, member, new)
     member.epoch, member.owned = new.epoch, new.owned
+
+
+def _strict_task_epochs(value: dict) -> None:
+    """4.2's ``TasksTupleWithEpochs.parseActiveTasksWithEpochs`` refuses AssignmentEpochs whose
+    length differs from the partitions' (4.3 falls back to the member epoch instead)."""
+    for name in ("activeTasks", "activeTasksPendingRevocation"):
+        for task in value.get(name) or ():
+            epochs = task.get("assignmentEpochs")
+            if epochs and len(epochs) != len(task["partitions"]):
+                raise Throw(ISE, "Assignment epochs must be provided for all partitions. Subtopology "
+                                 f"{task['subtopologyId']} has {len(task['partitions'])} partitions "
+                                 f"but {len(epochs)} epochs")
 
 
 def _owned(record_type: int, value: dict) -> dict:

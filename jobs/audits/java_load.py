@@ -43,6 +43,7 @@ class Failure:
     record_type: int | None
     exception: str
     message: str
+    stage: str               # "control", "deserialize" or "replay": where the release throws
 
 
 @dataclass
@@ -65,7 +66,7 @@ def load(entries: Iterable[LogEntry], release: JavaRelease) -> LoadOutcome:
         if entry.control is not None:
             if release.family == "3.6":     # its loader has no transaction support at all
                 out.failure = Failure(entry.offset, None, "java.lang.IllegalStateException",
-                                      "Control batches are not supported yet.")
+                                      "Control batches are not supported yet.", "control")
                 return out
             out.state.end_transaction(entry.producer_id, entry.control == "COMMIT", release)
             continue
@@ -75,12 +76,13 @@ def load(entries: Iterable[LogEntry], release: JavaRelease) -> LoadOutcome:
             out.skipped.append((entry.offset, skip.record_type))
             continue
         except Throw as err:
-            out.failure = Failure(entry.offset, err.record_type, err.exception, err.message)
+            out.failure = Failure(entry.offset, err.record_type, err.exception, err.message,
+                                  "deserialize")
             return out
         try:
             replay_record(out.state, release, entry.offset, entry.producer_id, record_type, key, value)
         except Throw as err:
-            out.failure = Failure(entry.offset, record_type, err.exception, err.message)
+            out.failure = Failure(entry.offset, record_type, err.exception, err.message, "replay")
             return out
         out.replayed += 1
     return out

@@ -15,7 +15,8 @@ their JSON schemas and ``javap``), and is checked by the differential suite
   range (``UnknownRecordVersionException``: the load fails); before, the generated ``read`` takes
   any version and reads it as the newest it knows.
 * ``layouts``: types whose v0 layout the release reads differently from today's
-  (3.6/3.7: 4, 5, 7, 8; 3.9: 9; 4.0: 11, 15), named as :mod:`decoders.records_catalog` names them.
+  (3.6/3.7: 4, 5, 7, 8; 4.0: 11, 15; 4.0 reads type 9 in the catalog's own "removed" layout),
+  named as :mod:`decoders.records_catalog` names them.
 * ``family``: the replay semantics (``GroupMetadataManager`` / ``OffsetMetadataManager``):
   ``"3.6"`` (no transactions, no partition epochs), ``"3.7"`` (transactions, markers overwrite,
   no partition epochs), ``"3.8"`` (strict partition epochs; a missing group or member throws),
@@ -75,7 +76,7 @@ RELEASES: dict[str, JavaRelease] = {r.version: r for r in (
     JavaRelease("3.8.1", (3, 8, 1), "3.8", _OLD, _OLD, _versions(_OLD, _OFFSETS_BEFORE_41)),
     JavaRelease("3.9.2", (3, 9, 2), "3.8", _OLD, _OLD | {10, 11}, _versions(_OLD, _OFFSETS_BEFORE_41)),
     JavaRelease("4.0.2", (4, 0, 2), "4.0", _V40, _V40 - {15}, _versions(_V40, _OFFSETS_BEFORE_41),
-                {11: "historical/4.0", 15: "historical/4.0", 9: "historical/3.9"}),
+                {11: "historical/4.0", 15: "historical/4.0"}),
     JavaRelease("4.1.2", (4, 1, 2), "4.0", _V41, _V41, _versions(_V41, _OFFSETS_FROM_41)),
     JavaRelease("4.2.1", (4, 2, 1), "4.0", _V41, _V41, _versions(_V41, _OFFSETS_FROM_41)),
     JavaRelease("4.3.1", (4, 3, 1), "4.0", _V41, _V41, _versions(_V41, _OFFSETS_FROM_41)),

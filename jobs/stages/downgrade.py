@@ -64,7 +64,9 @@ def _markers_to_groups(facts):
     # The set of (partition, producer, group) triples: one marker copy per group, not per record.
     writers = (records.where(F.col("producer_id") != -1)
                .select("partition", "producer_id", "group_id").distinct())
+    # A left join: a marker whose transaction's records are gone still reaches the loader, with
+    # the records no group can be named for (group_id null), as split_by_group does.
     markers = (facts.where(is_marker).drop("group_id")
-               .join(writers, ["partition", "producer_id"])
+               .join(writers, ["partition", "producer_id"], "left")
                .select(*facts.columns))
     return records.unionByName(markers)
