@@ -70,11 +70,12 @@ def target_name(release: JavaRelease) -> str:
     return release.version + ("+new-coordinator" if release.release < (4, 0, 0) else "")
 
 
-def audit_verdict(directory: str | os.PathLike, release: JavaRelease) -> dict:
+def audit_verdict(directory: str | os.PathLike, release: JavaRelease, facts=None) -> dict:
     """The verdict the audit gives (``offsetlake audit --target-version``): its findings for the
-    partition, and the groups and offsets of the per-group loads it follows."""
+    partition, and the groups and offsets of the per-group loads it follows. ``facts``: the
+    partition's :func:`facts_from_partition_dir`, when the caller already has them."""
     target = parse_target(target_name(release))
-    facts = facts_from_partition_dir(directory)
+    facts = facts_from_partition_dir(directory) if facts is None else facts
     findings = audit_facts(facts, [target.name])
     breaks = sorted((f for f in findings if f.klass == BREAK), key=lambda f: f.offset)
     failure = breaks[0] if breaks else None

@@ -12,6 +12,7 @@ it as a regression case whose expectation is the release's answer. The pytest mo
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -23,6 +24,7 @@ if __package__ in (None, ""):
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
 from differential.harness import audit_verdict, differences, oracle_verdict, partition_dirs  # noqa: E402
+from jobs.audits.downgrade_facts import facts_from_partition_dir  # noqa: E402
 from jobs.audits.java_releases import RELEASES  # noqa: E402
 from oracle.runner import Oracle  # noqa: E402
 from support.loggen import generate  # noqa: E402
@@ -74,6 +76,40 @@ def run(releases, logs: dict[int, Path], stats: Counter | None = None) -> list[D
     return found
 
 
+def soak(seeds, scratch: Path, releases, show: int = 20) -> tuple[Counter, Counter]:
+    """Every seed's log against every release at once: one JVM per release working while the
+    audit judges the same log (a log is written, asked about and deleted before the next)."""
+    found, stats = Counter(), Counter()
+    oracles = {r: Oracle(r) for r in releases}
+    try:
+        for oracle in oracles.values():
+            oracle.start()
+        for n, seed in enumerate(seeds, 1):
+            directory = scratch / str(seed)
+            generate(seed).write(directory)
+            for oracle in oracles.values():
+                oracle.submit(directory)
+            dirs = partition_dirs(directory)
+            facts = {p: facts_from_partition_dir(d) for p, d in dirs.items()}
+            for release, oracle in oracles.items():
+                for part in oracle.answer()["partitions"]:
+                    p = part["partition"]
+                    stats[release, "loads" if part.get("failure") is None else "fails"] += 1
+                    diff = differences(audit_verdict(dirs[p], RELEASES[release], facts[p]),
+                                       oracle_verdict(part))
+                    if diff:
+                        found[release] += 1
+                        if sum(found.values()) <= show:
+                            print(f"  {release} seed {seed} partition {p}: " + "; ".join(diff), flush=True)
+            shutil.rmtree(directory)
+            if n % 5000 == 0:
+                print(f"{n} logs: {sum(found.values())} disagreement(s)", flush=True)
+    finally:
+        for oracle in oracles.values():
+            oracle.close()
+    return found, stats
+
+
 def shrink_and_save(oracle: Oracle, d: Disagreement, cases: Path, scratch: Path) -> Path:
     """The smallest log on which ``d.release`` and the model still disagree, saved with the
     release's verdict as its expectation."""
@@ -101,9 +137,21 @@ def main(argv=None) -> int:
     parser.add_argument("--release", action="append", help="only these releases (repeatable)")
     parser.add_argument("--save", metavar="DIR", help="shrink disagreements and save them as cases in DIR")
     parser.add_argument("--show", type=int, default=20, help="disagreements to print (default 20)")
+    parser.add_argument("--soak", action="store_true",
+                        help="stream: every release at once, each log deleted once judged (for 100,000 logs)")
     args = parser.parse_args(argv)
     releases = args.release or list(RELEASES)
     started = time.monotonic()
+    if args.soak:
+        with tempfile.TemporaryDirectory(prefix="offsetlake-soak-") as tmp:
+            found, stats = soak(range(args.first_seed, args.first_seed + args.logs), Path(tmp),
+                                releases, args.show)
+        for release in releases:
+            print(f"{release}: {found[release]} disagreement(s); partitions loading "
+                  f"{stats[release, 'loads']}, failing {stats[release, 'fails']}")
+        print(f"total: {sum(found.values())} disagreement(s) over {args.logs} logs x "
+              f"{len(releases)} releases, {time.monotonic() - started:.0f} s")
+        return 1 if sum(found.values()) else 0
     with tempfile.TemporaryDirectory(prefix="offsetlake-diff-") as tmp:
         logs = write_logs(range(args.first_seed, args.first_seed + args.logs), Path(tmp))
         print(f"{len(logs)} logs written in {time.monotonic() - started:.1f} s", flush=True)

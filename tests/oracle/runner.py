@@ -18,6 +18,7 @@ in ``${OFFSETLAKE_CACHE:-.cache}/oracle-<release>/classes-<hash of the sources>`
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -139,6 +140,7 @@ class Oracle:
         self._process: subprocess.Popen | None = None
         self._stderr: Path | None = None
         self._answers: queue.Queue[str | None] = queue.Queue()
+        self._sent: collections.deque[tuple[str, int]] = collections.deque()
 
     def __enter__(self) -> Oracle:
         self.start()
@@ -170,17 +172,28 @@ class Oracle:
 
     def load(self, log_dir: str | os.PathLike) -> dict:
         """The oracle's answer for a snapshot root or one ``__consumer_offsets-N`` directory."""
+        self.submit(log_dir)
+        return self.answer()
+
+    def submit(self, log_dir: str | os.PathLike) -> None:
+        """Send one log without waiting: the JVM works while the caller does; :meth:`answer`
+        returns the answers in the order the logs were sent."""
         if self._process is None:
             raise OracleError("the oracle is not started (use it as a context manager)")
         path = str(Path(log_dir).resolve())
         if "\n" in path:
             raise ValueError(f"a path with a newline cannot be sent to the oracle: {path!r}")
         since = self._stderr.stat().st_size    # errors quote what the JVM wrote for this input
+        self._sent.append((path, since))
         try:
             self._process.stdin.write(path.encode("utf-8") + b"\n")
             self._process.stdin.flush()
         except (BrokenPipeError, OSError) as e:
             raise OracleError(f"the {self.release} oracle JVM is gone: {e}\n{self.stderr_text(since)}") from e
+
+    def answer(self) -> dict:
+        """The answer to the oldest log sent and not yet answered."""
+        path, since = self._sent.popleft()
         try:
             line = self._answers.get(timeout=self.timeout)
         except queue.Empty:
