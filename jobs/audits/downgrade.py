@@ -152,11 +152,20 @@ def _java_break(records: list[RecordFacts], target: Target) -> list[Finding]:
     if failure is None:
         return []
     f = next(r for r in records if r.offset == failure.offset)
-    rule = _RULE_OF.get(failure.exception, "DU-4")
+    rule = _RULE_OF.get(failure.exception, "DU-4") if failure.stage != "control" else "DU-4"
     short = failure.exception.rsplit(".", 1)[-1]
-    return [_finding(target, f, rule, BREAK, "critical",
-                     f"{target} stops loading at this record: {failure.message} ({short})",
-                     target.failure_mode)]
+    if rule == "DU-2":
+        top = target.max_versions.get(f.record_type, 0)
+        text = f"type {f.record_type} value version {f.value_version} is above {target}'s {top}"
+    elif rule == "DU-3":
+        theirs = target.layout(f.record_type)
+        written = f"the {f.layout} layout" if f.layout else "no layout we know"
+        text = (f"{target} cannot read this type-{f.record_type} v{f.value_version} record, written in "
+                f"{written}" + (f" ({target} reads the {theirs} one)" if theirs != (f.layout or theirs)
+                                else "") + f": {failure.message}")
+    else:
+        text = f"{target}'s replay throws {short}: {failure.message}"
+    return [_finding(target, f, rule, BREAK, "critical", text, target.failure_mode)]
 
 
 def _finding(target: Target, f: RecordFacts, rule: str, klass: str, severity: str, detail: str,

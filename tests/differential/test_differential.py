@@ -73,3 +73,13 @@ def test_saved_regression_cases_keep_the_release_behaviour(path, tmp_path):
     directory = partition_dirs(tmp_path)[expectation["partition"]]
     assert comparable(audit_verdict(directory, RELEASES[expectation["release"]])) == \
         expectation["verdict"], expectation["why"]
+
+
+def test_the_matrix_in_the_docs_is_the_releases_and_the_audits(tmp_path):
+    """docs/downgrade.md's matrix came from the oracle; the audit must render the same one."""
+    from differential.matrix import model_matrix, oracle_matrix, render, table_in
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "downgrade.md").read_text()
+    expected = render(oracle_matrix(tmp_path / "oracle"))
+    assert table_in(doc) == expected, "regenerate: tests/differential/matrix.py --write docs/downgrade.md"
+    assert render(model_matrix(tmp_path / "model")) == expected
