@@ -221,11 +221,17 @@ def test_validators_follow_kafka_in_both_regimes():
 
 
 def streams_group() -> Scenario:
-    """st: member m holds active tasks 0_0 and 0_1 (subtopology 0 reads foo) at epoch 2."""
+    """st: member m holds active tasks 0_0 and 0_1 (subtopology 0 reads foo, subtopology 1 the
+    repartition topic st-rep) at epoch 2."""
     s = Scenario("st")
     s.raw(23, {"groupId": "st"}, {"epoch": 0, "subtopologies": [{
         "subtopologyId": "0", "sourceTopics": ["foo"], "sourceTopicRegex": [],
-        "stateChangelogTopics": [], "repartitionSinkTopics": [], "repartitionSourceTopics": [],
+        "stateChangelogTopics": [], "repartitionSinkTopics": ["st-rep"], "repartitionSourceTopics": [],
+        "copartitionGroups": []}, {
+        "subtopologyId": "1", "sourceTopics": [], "sourceTopicRegex": [],
+        "stateChangelogTopics": [], "repartitionSinkTopics": [],
+        "repartitionSourceTopics": [{"name": "st-rep", "partitions": 2, "replicationFactor": -1,
+                                     "topicConfigs": []}],
         "copartitionGroups": []}]})
     s.raw(22, {"groupId": "st", "memberId": "m"}, {
         "memberEpoch": 2, "previousMemberEpoch": 1, "state": 0,
@@ -233,6 +239,17 @@ def streams_group() -> Scenario:
         "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
         "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []})
     return s
+
+
+def test_streams_commits_to_a_repartition_topic_are_checked_against_its_subtopology():
+    # StreamsTopology.sourceTopicMap holds repartition source topics too: st-rep is subtopology 1,
+    # whose tasks nobody holds, so a commit for it is a commit of an unowned task.
+    s = streams_group()
+    at = s.next_offset
+    s.offset_commit({"st-rep": {0: 5}})
+    assert hits(audit(s), "OF-01") == [("st", None, at)]
+    assert hits(audit(streams_group().offset_commit({"bar": {0: 5}})), "OF-01") == []  # near miss:
+    # a topic outside the topology gives no subtopology to correlate with
 
 
 def test_streams_commits_are_checked_against_active_tasks():

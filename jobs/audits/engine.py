@@ -94,7 +94,9 @@ def _audit_event(a: AuditContext, event) -> None:
 
 
 def _topology(a: AuditContext, record) -> None:
-    """Streams commits name topics; tasks are (subtopology, partition): map source topics."""
+    """Streams commits name topics; tasks are (subtopology, partition): map every topic a
+    subtopology reads, its source topics and its repartition source topics, as
+    ``StreamsTopology.sourceTopicMap`` does for the commit validator."""
     group_id = record.key["groupId"]
     if record.value is None:
         a.topologies.pop(group_id, None)
@@ -103,6 +105,8 @@ def _topology(a: AuditContext, record) -> None:
     for sub in record.value.get("subtopologies") or ():
         for topic in sub.get("sourceTopics") or ():
             mapping[topic] = sub["subtopologyId"]
+        for topic in sub.get("repartitionSourceTopics") or ():
+            mapping[topic["name"]] = sub["subtopologyId"]
     a.topologies[group_id] = mapping
 
 
