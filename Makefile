@@ -35,11 +35,13 @@ $(VENV)/.class-archive: $(STAMP) $(JARS)/.fetched
 	-$(PY) -m jobs.runtime.cds
 	touch $@
 
-# Apache Kafka broker and tool jars for the integration suite, and the older brokers the
-# downgrade comparison starts (<downgrade.versions> in build/kafka/pom.xml).
+# Apache Kafka broker and tool jars for the integration suite, the older brokers the downgrade
+# comparison starts (<downgrade.versions> in build/kafka/pom.xml) and the newer ones whose
+# snapshots it loads (<writer.versions>).
 kafka:
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --downgrade
+	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --writers
 
 demo: setup
 	$(VENV)/bin/offsetlake demo

@@ -8,6 +8,7 @@
 #   fetch.sh 3.9.2 ...  those versions (any release whose kafka_2.13 and kafka-tools are on Maven Central)
 #   fetch.sh --downgrade  the older brokers the downgrade comparison starts
 #                       (<downgrade.versions> in pom.xml, tests/integration/test_downgrade_vs_brokers.py)
+#   fetch.sh --writers  newer brokers whose snapshots that comparison loads (<writer.versions>)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +21,8 @@ if [[ -z "$default_version" ]]; then
 fi
 if [[ "${1:-}" == "--downgrade" ]]; then
   set -- $(sed -n 's:.*<downgrade.versions>\(.*\)</downgrade.versions>.*:\1:p' "$pom")
+elif [[ "${1:-}" == "--writers" ]]; then
+  set -- $(sed -n 's:.*<writer.versions>\(.*\)</writer.versions>.*:\1:p' "$pom")
 fi
 if (( $# > 1 )); then
   for v in "$@"; do bash "$here/fetch.sh" "$v"; done

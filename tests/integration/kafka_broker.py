@@ -96,6 +96,12 @@ def downgrade_versions() -> tuple[str, ...]:
     return tuple(match.group(1).split()) if match else ()
 
 
+def writer_versions() -> tuple[str, ...]:
+    """Newer brokers whose snapshots the downgrade comparison loads (``<writer.versions>``)."""
+    match = re.search(r"<writer\.versions>([^<]+)</writer\.versions>", POM.read_text())
+    return tuple(match.group(1).split()) if match else ()
+
+
 def kafka_libs_dir(version: str | None = None) -> Path:
     """Where fetch.sh puts the jars of ``version`` (default: the pinned one); raises
     :class:`KafkaJarsMissing` when the fetch is incomplete."""

@@ -105,16 +105,21 @@ def copy_snapshot(data_dir: Path, target: Path) -> int:
     return total
 
 
-def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.stderr) -> dict:
+def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.stderr,
+                version: str | None = None) -> dict:
+    """``version``: a broker release other than the suite's (its jars fetched by ``fetch.sh``)."""
     from .kafka_broker import KafkaBroker, kafka_version
     from .workloads import Workloads
+
+    version = version or kafka_version()
 
     if target.exists() and any(target.iterdir()):
         raise SystemExit(f"{target} is not empty; remove it first")
     began = time.monotonic()
     with (tempfile.TemporaryDirectory(prefix="offsetlake-sample-") as work,
-          KafkaBroker(Path(work) / "kafka") as broker):
-        print(f"make_sample: Kafka {kafka_version()} at {broker.bootstrap_server}",
+          KafkaBroker(Path(work) / "kafka",
+                      version=None if version == kafka_version() else version) as broker):
+        print(f"make_sample: Kafka {version} at {broker.bootstrap_server}",
               file=progress)
         with Workloads(broker.bootstrap_server) as wl:
             wl.run_all()
@@ -125,7 +130,7 @@ def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.s
             size = copy_snapshot(broker.data_dir, target)
             scenarios, timings = wl.scenarios, wl.timings
     (target / "scenarios.json").write_text(json.dumps(
-        {"kafka_version": kafka_version(), "scenarios": scenarios}, indent=2) + "\n")
+        {"kafka_version": version, "scenarios": scenarios}, indent=2) + "\n")
     if write_expectations:
         write_expected(target, target.parent / f"{target.name}.expected")
     summary = {"bytes": size, "seconds": round(time.monotonic() - began, 1),

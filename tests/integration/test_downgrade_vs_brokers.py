@@ -3,7 +3,8 @@ by partition, what that release's group coordinator does when it loads the snaps
 
 Snapshots: ``samples/kafka-4.3.1`` (written by the integration suite's Kafka 4.3.1 broker under
 every workload: classic, KIP-848, static, drained, deleted, converted, share groups and
-transactions), a fresh one written the same way during the test (:mod:`.make_sample`), and a
+transactions), fresh ones written the same way during the test (:mod:`.make_sample`) by the
+suite's broker and by each newer ``<writer.versions>`` broker (4.4.0), and a
 hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
 simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
 Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.7.2 with its early-access
@@ -42,7 +43,8 @@ from jobs.audits.downgrade_targets import parse_target
 from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
 from .downgrade_broker import load_snapshot_on
 from .downgrade_snapshots import write_crafted_snapshot
-from .kafka_broker import KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir, release_of
+from .kafka_broker import (KafkaJarsMissing, downgrade_versions, java_executable, kafka_libs_dir,
+                           kafka_version, release_of, writer_versions)
 
 pytestmark = pytest.mark.integration
 
@@ -74,17 +76,28 @@ def snapshots(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def fresh_workloads_snapshot(tmp_path_factory) -> Path:
-    """A new snapshot of the suite's 4.3.1 broker under every workload (new member ids, topic
-    ids, timings: not the bundled bytes), copied while the members are still in their groups."""
+def workloads_snapshots(tmp_path_factory):
+    """``snapshot(version)``: a new snapshot of a broker of ``version`` under every workload (new
+    member ids, topic ids, timings: not the bundled bytes), copied while the members are still in
+    their groups; made once per version."""
     from .make_sample import make_sample
 
-    if java_executable() is None:
-        _skip_reasons.add(_SKIPPED_NO_JAVA)
-        pytest.skip(_SKIPPED_NO_JAVA)
-    target = tmp_path_factory.mktemp("workloads") / "kafka-4.3.1"
-    make_sample(target, write_expectations=False)
-    return target
+    made: dict[str, Path] = {}
+
+    def snapshot(version: str) -> Path:
+        if java_executable() is None:
+            _skip_reasons.add(_SKIPPED_NO_JAVA)
+            pytest.skip(_SKIPPED_NO_JAVA)
+        if version not in made:
+            try:
+                kafka_libs_dir(version)
+            except KafkaJarsMissing as exc:
+                pytest.fail(f"{exc} (or `bash build/kafka/fetch.sh --writers`)", pytrace=False)
+            target = tmp_path_factory.mktemp("workloads") / f"kafka-{version}"
+            make_sample(target, write_expectations=False, version=version)
+            made[version] = target
+        return made[version]
+    return snapshot
 
 
 def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
@@ -108,7 +121,8 @@ def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
 
 @pytest.mark.parametrize("version, new_coordinator, target", _brokers(),
                          ids=[b[2] for b in _brokers()])
-@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "workloads-4.3.1", "crafted"])
+@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "crafted",
+                                           *(f"workloads-{v}" for v in (kafka_version(), *writer_versions()))])
 def test_audit_predicts_the_broker_partition_by_partition(request, snapshots, snapshot_name,
                                                           version, new_coordinator, target,
                                                           tmp_path):
@@ -119,8 +133,8 @@ def test_audit_predicts_the_broker_partition_by_partition(request, snapshots, sn
         kafka_libs_dir(version)
     except KafkaJarsMissing as exc:
         pytest.fail(f"{exc} (or `bash build/kafka/fetch.sh --downgrade`)", pytrace=False)
-    snapshot = (request.getfixturevalue("fresh_workloads_snapshot")
-                if snapshot_name == "workloads-4.3.1" else snapshots[snapshot_name])
+    snapshot = (request.getfixturevalue("workloads_snapshots")(snapshot_name.split("-", 1)[1])
+                if snapshot_name.startswith("workloads-") else snapshots[snapshot_name])
     facts = [f for p in range(PARTITIONS)
              for f in facts_from_partition_dir(snapshot / f"__consumer_offsets-{p}")]
     findings = audit_facts(facts, [target])
