@@ -91,6 +91,15 @@ def test_near_miss_a_classic_tombstone_of_a_classic_group_is_no_violation():
     assert replay_group(s.events()).violations == []
 
 
+def test_share_record_for_an_offset_created_simple_group():
+    s = Scenario("sg").offset_commit({"foo": {0: 7}})
+    s.raw(11, {"groupId": "sg"}, {"epoch": 1, "metadataHash": 0})
+    assert [v["rule_id"] for v in replay_group(s.events()).violations] == ["MG-01"]
+    # near miss: a consumer group replaces the simple group, as every release from 4.0 does
+    c = Scenario("g").offset_commit({"foo": {0: 7}}).consumer_join("A", ["foo"])
+    assert replay_group(c.events()).violations == []
+
+
 def test_unknown_record_type_is_skipped():
     events = [ReplayEvent(0, 0, 1, record=UnknownRecord(99, b"\x00\x63", b"\x00\x00")),
               *Scenario("g").offset_commit({"foo": {0: 1}}).events()]

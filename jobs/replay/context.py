@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from jobs.replay.events import ReplayEvent
-from jobs.replay.state import CLASSIC, Group, OffsetStore, Position
+from jobs.replay.state import CLASSIC, SHARE, Group, OffsetStore, Position
 
 CRITICAL, HIGH, MEDIUM, INFO = "CRITICAL", "HIGH", "MEDIUM", "INFO"
 
@@ -85,6 +85,12 @@ class ReplayContext:
                            f"{group_type} record for a live {group.group_type} group "
                            f"(protocol type {group.protocol_type!r}); the coordinator would fail "
                            f"to load, replaced by a new {group_type} group")
+        elif group is not None and group_type == SHARE:
+            # getOrMaybeCreatePersistedShareGroup replaces no simple group (consumer and streams
+            # groups do): every release fails the load here.
+            self.violation("MG-01", CRITICAL, group_id,
+                           "share-group record for an offset-created simple group; the "
+                           "coordinator would fail to load, replaced by a new share group")
         group = Group(group_id, group_type)
         self.groups[group_id] = group
         return group
