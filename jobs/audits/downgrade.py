@@ -18,7 +18,7 @@ Classes: ``BREAK`` (the partition does not load: ``fail-open`` = Scala marks it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jobs.audits.downgrade_facts import RecordFacts
 from jobs.audits.java_load import LoadOutcome, LogEntry, load
@@ -110,7 +110,7 @@ def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
         # A marker whose transaction's records compaction removed still reaches the loader
         # (3.6 fails on it): it goes with the records no group can be named for.
         for gid in sorted(producers.get((f.partition, f.producer_id), {None}), key=str):
-            by_group.setdefault((f.partition, gid), []).append(f)
+            by_group.setdefault((f.partition, gid), []).append(replace(f, group_id=gid))
     return by_group
 
 
