@@ -28,27 +28,4 @@ version="${1:-$default_version}"
 
 cache="${OFFSETLAKE_CACHE:-.cache}"
 [[ "$cache" = /* ]] || cache="$root/$cache"
-dest="$cache/oracle-$version"
-marker="$dest/libs/.complete"
-
-if [[ -f "$marker" ]]; then
-  echo "Group coordinator $version jars already in $dest/libs"
-  exit 0
-fi
-
-command -v mvn >/dev/null || { echo "fetch.sh: mvn (Maven) is not installed" >&2; exit 1; }
-
-# Copy into a scratch directory and move it into place only when complete, so an interrupted
-# fetch never leaves a half-filled libs/ that looks finished.
-mkdir -p "$dest"
-scratch="$(mktemp -d "$dest/libs.partial.XXXXXX")"
-trap 'rm -rf "$scratch"' EXIT
-echo "Fetching group coordinator $version jars from Maven Central into $dest/libs ..."
-start=$SECONDS
-mvn -q -B -Dstyle.color=never -f "$pom" -Dkafka.version="$version" \
-  dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$scratch"
-touch "$scratch/.complete"
-rm -rf "$dest/libs"
-mv "$scratch" "$dest/libs"
-trap - EXIT
-echo "Group coordinator $version: $(ls "$dest/libs" | wc -l) jars in $dest/libs ($((SECONDS - start)) s)"
+exec bash "$root/build/copy_jars.sh" "$pom" "$version" "$cache/oracle-$version" "Group coordinator" -DincludeScope=runtime
