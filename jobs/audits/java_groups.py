@@ -151,13 +151,11 @@ def _replaces_simple(release: JavaRelease, kind: str) -> bool:
 def _modern(state, release, record_type: int, key: dict, value) -> None:
     kind, role, gid = _KIND[record_type], _ROLES.get(record_type, OTHER), key["groupId"]
     strict = _strict(release, kind)
-    lenient_missing = not strict and value is None
-    if role in (GROUP, MEMBER) or (not strict and value is not None):
-        create = value is not None
-    else:
-        create = False
-    if lenient_missing and gid not in state.groups:
-        return
+    if value is None and not strict and gid not in state.groups:
+        return      # a tombstone for a group that does not exist: ignored (KAFKA-17306)
+    # A value creates its missing group: the group and member records always, the others only
+    # once replay is lenient (before, they throw GroupIdNotFound / IllegalState).
+    create = value is not None and (role in (GROUP, MEMBER) or not strict)
     group = _group(state, release, kind, gid, create)
     if role == GROUP:
         _group_record(state, group, gid, value)
