@@ -125,10 +125,8 @@ def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
             out += _unknown_type(f, target)
             continue
         kept.append(f)
-        if target.coordinator == SCALA:
-            out += _version_and_layout(f, target)
-        elif not target.unknown_version_fails:
-            out += [r for r in _version_and_layout(f, target) if r.klass == READ_AS_LATEST]
+        if target.coordinator == SCALA or not target.unknown_version_fails:
+            out += _version(f, target)
     if target.coordinator != SCALA:
         out += _java_break(records, target)
     out += _tag_losses(kept, target) + _behaviour(records, target)
@@ -191,23 +189,20 @@ def _unknown_type(f: RecordFacts, target: Target) -> list[Finding]:
                      "and is replayed again after re-upgrade")]
 
 
-def _version_and_layout(f: RecordFacts, target: Target) -> list[Finding]:
+def _version(f: RecordFacts, target: Target) -> list[Finding]:
+    """DU-2 by the version number alone: Scala targets (any break), and Java 3.6-3.9, which read
+    an unknown version as their newest (a Java break comes from :func:`_java_break`)."""
     if f.is_tombstone or f.value_version is None:
         return []
     top = target.max_versions.get(f.record_type, 0)
-    if f.value_version > top:
-        text = f"type {f.record_type} value version {f.value_version} is above {target}'s {top}"
-        if target.unknown_version_fails:
-            return [_finding(target, f, "DU-2", BREAK, "critical", text + ": the load fails",
-                             target.failure_mode)]
-        return [_finding(target, f, "DU-2", READ_AS_LATEST, "low", text + ": read as version "
-                         f"{top} (tagged fields only, so nothing known is lost)")]
-    if f.layout is not None and f.layout != target.layout(f.record_type):
-        return [_finding(target, f, "DU-3", BREAK, "critical",
-                         f"type {f.record_type} value v{f.value_version} is in the {f.layout} layout; "
-                         f"{target} reads the {target.layout(f.record_type)} one",
+    if f.value_version <= top:
+        return []
+    text = f"type {f.record_type} value version {f.value_version} is above {target}'s {top}"
+    if target.unknown_version_fails:
+        return [_finding(target, f, "DU-2", BREAK, "critical", text + ": the load fails",
                          target.failure_mode)]
-    return []
+    return [_finding(target, f, "DU-2", READ_AS_LATEST, "low", text + ": read as version "
+                     f"{top} (tagged fields only, so nothing known is lost)")]
 
 
 def _tag_losses(kept: list[RecordFacts], target: Target) -> list[Finding]:

@@ -60,7 +60,6 @@ class Target:
     max_versions: dict[int, int]       # record type -> highest value version it reads
     unknown_type_fails: bool           # Scala before 3.4.1: an unknown key aborts the load
     unknown_version_fails: bool        # else read as the newest layout (Java 3.6-3.9)
-    strict_replay: bool                # Java before KAFKA-17306 (3.7-3.9)
     layouts: dict[int, str] = field(default_factory=dict)  # type -> value layout it reads
     known_tags: frozenset[tuple[int, str]] = frozenset()
 
@@ -137,7 +136,7 @@ def _scala(name: str, release) -> Target:
     for first, last, offsets, groups, fails in _SCALA_ROWS:
         if first <= release <= last:
             return Target(name, release, SCALA, frozenset({0, 1, 2}),
-                          {0: offsets, 1: offsets, 2: groups}, fails, True, False)
+                          {0: offsets, 1: offsets, 2: groups}, fails, True)
     raise ValueError(f"{name}: no group coordinator profile before 2.0")
 
 
@@ -145,5 +144,4 @@ def _java(name: str, release) -> Target:
     profile = java_release(release)
     tags = frozenset(tag for tag, since in TAG_SINCE.items() if release[:2] >= since)
     return Target(name, release, JAVA, profile.serde_types, dict(profile.max_versions), False,
-                  profile.unknown_version_fails, not profile.at_least_4_0, dict(profile.layouts),
-                  tags)
+                  profile.unknown_version_fails, dict(profile.layouts), tags)
