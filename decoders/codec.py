@@ -185,11 +185,9 @@ def read_value_as(record_type: int, version: int, value: bytes, layout: str | No
     trailing bytes ignored, unknown tagged fields skipped (Kafka's ``read`` checks neither), and
     lengths taken as Java takes them (a varint wraps at 32 bits; any negative length is null).
     Raises :class:`DecodeError` where that reader would throw."""
-    rt = RECORD_TYPES.get(record_type)
-    if rt is None or version not in rt.valid_versions:
-        raise UnknownVersionError(record_type, version, stage="value")
-    reader = compile_reader(rt.layout(layout or rt.default_layout), version, rt.is_flexible(version),
-                            True)
+    reader = _JAVA_READERS.get((record_type, layout, version))
+    if reader is None:
+        reader = _java_reader(record_type, version, layout)
     if len(value) < 2:
         raise TruncatedError(2, len(value), stage="value", path="version")
     try:
@@ -198,6 +196,21 @@ def read_value_as(record_type: int, version: int, value: bytes, layout: str | No
         # A negative tag size or length Java would hand to ByteBuffer.position: it throws too.
         raise invalid_length(f"{type(err).__name__}: {err}", None) from None
     return fields
+
+
+# (record type, layout, version) -> compiled Java-lenient reader. compile_reader's own cache keys
+# on the struct, whose hash walks the whole schema: too slow for a per-record lookup.
+_JAVA_READERS: dict[tuple, object] = {}
+
+
+def _java_reader(record_type: int, version: int, layout: str | None):
+    rt = RECORD_TYPES.get(record_type)
+    if rt is None or version not in rt.valid_versions:
+        raise UnknownVersionError(record_type, version, stage="value")
+    reader = compile_reader(rt.layout(layout or rt.default_layout), version, rt.is_flexible(version),
+                            True)
+    _JAVA_READERS[(record_type, layout, version)] = reader
+    return reader
 
 
 def _alternatives(layouts, value: bytes, error: DecodeError | None, partial):

@@ -89,8 +89,12 @@ class Finding:
 def audit_facts(facts: list[RecordFacts], targets: list[str]) -> list[Finding]:
     """Findings for every group of some partitions' facts (liveness marked) on each target."""
     parsed = [parse_target(t) for t in targets]
-    return [finding for records in split_by_group(facts).values() for target in parsed
-            for finding in audit_group(records, target)]
+    findings = []
+    for records in split_by_group(facts).values():
+        reads: dict = {}   # the targets share what they read alike (java_load.load)
+        for target in parsed:
+            findings += audit_group(records, target, reads)
+    return findings
 
 
 def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
@@ -114,8 +118,9 @@ def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
     return by_group
 
 
-def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
-    """Findings for one group's records (one partition, log order, liveness marked) on ``target``."""
+def audit_group(records: list[RecordFacts], target: Target, reads: dict | None = None) -> list[Finding]:
+    """Findings for one group's records (one partition, log order, liveness marked) on ``target``;
+    ``reads`` as in :func:`jobs.audits.java_load.load`, shared by calls for the same records."""
     out: list[Finding] = []
     kept = []
     for f in records:
@@ -128,7 +133,7 @@ def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
         if target.coordinator == SCALA or not target.unknown_version_fails:
             out += _version(f, target)
     if target.coordinator != SCALA:
-        out += _java_break(records, target)
+        out += _java_break(records, target, reads)
     out += _tag_losses(kept, target) + _behaviour(records, target)
     return out
 
@@ -136,17 +141,17 @@ def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
 _RULE_OF = {"UnknownRecordVersionException": "DU-2", "java.lang.RuntimeException": "DU-3"}
 
 
-def java_group_load(records: list[RecordFacts], target: Target) -> LoadOutcome:
+def java_group_load(records: list[RecordFacts], target: Target, reads: dict | None = None) -> LoadOutcome:
     """The release's own steps (:func:`jobs.audits.java_load.load`) over one group's records and
     its producers' markers: where it stops, what it skips, the group and offsets it keeps."""
     entries = [LogEntry(f.offset, f.producer_id, f.control, f.key, f.value) for f in records
                if f.control is not None or f.record_type is not None]
-    return load(entries, java_release(target.release))
+    return load(entries, java_release(target.release), reads)
 
 
-def _java_break(records: list[RecordFacts], target: Target) -> list[Finding]:
+def _java_break(records: list[RecordFacts], target: Target, reads: dict | None) -> list[Finding]:
     """The record the target's load stops at, if any."""
-    failure = java_group_load(records, target).failure
+    failure = java_group_load(records, target, reads).failure
     if failure is None:
         return []
     f = next(r for r in records if r.offset == failure.offset)

@@ -109,6 +109,10 @@ _SCALA_ROWS = (  # (first, last, offset commit max, group metadata max, unknown 
     ((2, 3, 0), (3, 4, 0), 3, 3, True),
     ((3, 4, 1), (3, 9, 99), 4, 4, False),
 )
+# ``--target-version all``: one target per distinct behaviour: each Scala profile row (by its
+# newest release), the new coordinator on every 3.x line that has it, every 4.x release line.
+ALL_TARGETS = ("2.0", "2.2", "3.4.0", "3.9", "3.6+new-coordinator", "3.7+new-coordinator",
+               "3.8+new-coordinator", "3.9+new-coordinator", "4.0", "4.1", "4.2", "4.3", "4.4")
 _LATEST_PATCH = {(3, 4): 1}  # "3.4" means its newest patch, 3.4.1
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(\+new-coordinator|\+new)?$")
 

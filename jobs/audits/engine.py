@@ -36,7 +36,7 @@ def audit_group(events: Iterable, *, regime: str | None = None,
     in log order, markers included. ``coverage`` says which offsets compaction removed (default:
     none); ``snapshot_time_ms`` is when the snapshot was taken (default: the last record's time)."""
     events = list(events)
-    a = AuditContext(ReplayContext(topic_names=dict(topic_names or {})),
+    a = AuditContext(ReplayContext(topic_names=dict(topic_names or {}), commit_history=False),
                      regime or detect_regime(events), coverage or LogCoverage(),
                      snapshot_time_ms)
     for event in events:

@@ -58,10 +58,13 @@ class LoadOutcome:
         return self.failure is None
 
 
-def load(entries: Iterable[LogEntry], release: JavaRelease) -> LoadOutcome:
+def load(entries: Iterable[LogEntry], release: JavaRelease, reads: dict | None = None) -> LoadOutcome:
     """The outcome of loading ``entries`` (one partition, or one group's records plus the markers
-    of its producers: replay never crosses groups) on ``release``."""
+    of its producers: replay never crosses groups) on ``release``. ``reads``: a memo shared by
+    the loads of the same entries on several releases (keyed by offset and how the bytes are
+    read), so bytes two releases read alike are read once."""
     out = LoadOutcome()
+    reads = {} if reads is None else reads
     for entry in entries:
         if entry.control is not None:
             if release.family == "3.6":     # its loader has no transaction support at all
@@ -71,7 +74,7 @@ def load(entries: Iterable[LogEntry], release: JavaRelease) -> LoadOutcome:
             out.state.end_transaction(entry.producer_id, entry.control == "COMMIT", release)
             continue
         try:
-            record_type, key, value = _deserialize(entry, release)
+            record_type, key, value = _deserialize(entry, release, reads)
         except _Skipped as skip:
             out.skipped.append((entry.offset, skip.record_type))
             continue
@@ -93,7 +96,7 @@ class _Skipped(Exception):
         self.record_type = record_type
 
 
-def _deserialize(entry: LogEntry, release: JavaRelease) -> tuple[int, dict, dict | None]:
+def _deserialize(entry: LogEntry, release: JavaRelease, reads: dict) -> tuple[int, dict, dict | None]:
     """``(type, key fields, value fields | None)`` as the release's serde reads them."""
     key = entry.key or b""
     if len(key) < 2:
@@ -101,10 +104,7 @@ def _deserialize(entry: LogEntry, release: JavaRelease) -> tuple[int, dict, dict
     record_type = int.from_bytes(key[:2], "big", signed=True)
     if record_type not in release.serde_types:
         raise _Skipped(record_type)
-    try:
-        _, _, key_fields, _ = decode_key(key)
-    except DecodeError as err:
-        raise Throw("java.lang.RuntimeException", f"key: {err}", record_type) from None
+    key_fields = _read(reads, (entry.offset,), lambda: decode_key(key)[2], "key", record_type)
     if entry.value is None:
         return record_type, key_fields, None
     if len(entry.value) < 2:
@@ -117,12 +117,26 @@ def _deserialize(entry: LogEntry, release: JavaRelease) -> tuple[int, dict, dict
             raise Throw("UnknownRecordVersionException",
                         f"type {record_type} value version {version} is outside 0-{top}", record_type)
         version = top          # the generated read() takes any version: fields gated on >= top
-    try:
-        value = read_value_as(_catalog_type(record_type, release), version, entry.value,
-                              release.layout(record_type))
-    except DecodeError as err:
-        raise Throw("java.lang.RuntimeException", f"value: {err}", record_type) from None
+    catalog_type, layout = _catalog_type(record_type, release), release.layout(record_type)
+    value = _read(reads, (entry.offset, catalog_type, version, layout),
+                  lambda: read_value_as(catalog_type, version, entry.value, layout), "value",
+                  record_type)
     return record_type, key_fields, value
+
+
+def _read(reads: dict, memo_key: tuple, read, part: str, record_type: int):
+    """``read()``, once per ``memo_key``; its DecodeError is remembered too, as the Throw a
+    release's serde makes of it. The fields are shared: replay only reads them."""
+    found = reads.get(memo_key)
+    if found is None:
+        try:
+            found = (True, read())
+        except DecodeError as err:
+            found = (False, f"{part}: {err}")
+        reads[memo_key] = found
+    if not found[0]:
+        raise Throw("java.lang.RuntimeException", found[1], record_type)
+    return found[1]
 
 
 def _catalog_type(record_type: int, release: JavaRelease) -> int:

@@ -24,6 +24,9 @@ class ReplayContext:
     groups: dict[str, Group] = field(default_factory=dict)
     offsets: dict[str, OffsetStore] = field(default_factory=dict)
     offset_commits: list[dict] = field(default_factory=list)
+    # False: ``offset_commits`` keeps only transactional commits' rows (what the replay's own
+    # state needs); the audit replays commits the offset_commits table already holds.
+    commit_history: bool = True
     epochs: list[dict] = field(default_factory=list)
     transactions: list[dict] = field(default_factory=list)
     violations: list[dict] = field(default_factory=list)

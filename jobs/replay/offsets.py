@@ -30,9 +30,11 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
         ctx.violation("TX-FLAG", MEDIUM, group_id,
                       f"producer id {event.producer_id} with is_transactional="
                       f"{event.is_transactional}; replayed by producer id as the coordinator does")
-    row = _commit_row(ctx, group_id, offset_key, record)
-    ctx.offset_commits.append(row)
-    row_index = len(ctx.offset_commits) - 1
+    row, row_index = None, None
+    if ctx.commit_history or is_pending:   # an open transaction's rows are needed either way
+        row = _commit_row(ctx, group_id, offset_key, record)
+        ctx.offset_commits.append(row)
+        row_index = len(ctx.offset_commits) - 1
     if value is None:
         store.main.pop(offset_key, None)
         for txn in store.open_transactions.values():
@@ -47,7 +49,8 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
     note_commit(ctx, group_id, offset_key[0], entry.topic_id)
     if not is_pending:
         store.main[offset_key] = entry
-        row["is_installed"] = True
+        if row is not None:
+            row["is_installed"] = True
         return
     txn = store.open_transactions.get(event.producer_id)
     if txn is None:
