@@ -11,6 +11,7 @@ import pytest
 from support.scenarios import Scenario
 
 from jobs.cli import main as offsetlake
+from jobs.commands.inputs import EXIT_FINDINGS, EXIT_NO_SEGMENTS
 from jobs.lake import read_snapshot
 from jobs.lake.findings import FINDINGS, FINDINGS_COLUMNS
 from jobs.stages.pipeline import run_pipeline
@@ -63,7 +64,7 @@ def test_double_ownership_fails_the_gate_naming_cg01(spark, lakes, capsys):
     out = capsys.readouterr().out
     rows = [json.loads(line) for line in out.splitlines()]
 
-    assert code == 3
+    assert code == EXIT_FINDINGS
     assert ("CG-01", "critical", "g", "B", 0, position) in {
         (r["rule_id"], r["severity"], r["group_id"], r["member_id"], r["log_partition"],
          r["log_offset"]) for r in rows}
@@ -75,7 +76,7 @@ def test_double_ownership_fails_the_gate_naming_cg01(spark, lakes, capsys):
 def test_filters_and_rerun_replace_the_snapshot(spark, lakes, capsys):
     _, _, lake = lakes
     assert offsetlake(["audit", "--lake", str(lake), "--rule", "CG-01", "--fail-on", "critical",
-                       "--format", "csv"]) == 3
+                       "--format", "csv"]) == EXIT_FINDINGS
     csv_lines = capsys.readouterr().out.splitlines()
     assert csv_lines[0].startswith("rule_id,severity,verdict,group_id")
     assert len(csv_lines) == 2 and csv_lines[1].startswith("CG-01,critical,violation,g,B,")
@@ -97,9 +98,27 @@ def test_an_unknown_target_version_is_a_usage_error(tmp_path, capsys):
     assert "banana" in capsys.readouterr().err
 
 
-def test_unknown_rule_and_missing_lake_are_usage_errors(tmp_path, capsys):
+def test_unknown_rule_is_a_usage_error(tmp_path, capsys):
     assert offsetlake(["audit", "--lake", str(tmp_path), "--rule", "XX-9"]) == 2
     assert "unknown rule XX-9" in capsys.readouterr().err
+
+
+def test_a_lake_without_tables_or_snapshot_is_nothing_to_read_not_findings(lakes, tmp_path,
+                                                                          capsys):
+    """Exit 5 (nothing to read), distinct from 3 (no such path) and 8 (findings)."""
+    assert offsetlake(["audit", "--lake", str(tmp_path)]) == EXIT_NO_SEGMENTS
+    assert "has no records table; run 'offsetlake run" in capsys.readouterr().err
+    _, _, lake = lakes
+    assert offsetlake(["audit", "--lake", str(lake), "--snapshot", "nope"]) == EXIT_NO_SEGMENTS
+    assert "snapshot nope is not in" in capsys.readouterr().err
+
+
+def test_all_expands_to_every_release_line_once():
+    from jobs.audits.downgrade_targets import ALL_TARGETS
+    from jobs.commands.audit import _targets
+
+    assert _targets(["4.0", "all", "4.0"]) == ["4.0", *[t for t in ALL_TARGETS if t != "4.0"]]
+    assert _targets(["banana"]) is None
 
 
 def test_the_audit_runs_under_spark_submit(lakes):
@@ -121,7 +140,7 @@ def test_the_audit_runs_under_spark_submit(lakes):
          "--conf", "spark.ui.showConsoleProgress=false", str(root / "jobs" / "commands" / "audit.py"),
          "--lake", str(lake), "--rule", "CG-01", "--fail-on", "critical"],
         capture_output=True, text=True, env=env, timeout=1800)
-    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.returncode == EXIT_FINDINGS, proc.stderr[-3000:]
     assert proc.stdout.startswith("CG-01  critical violation g  @0:8")
 
 

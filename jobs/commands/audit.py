@@ -1,5 +1,6 @@
 """``offsetlake audit``: check a snapshot in the lake against the fencing rules (and, with
-``--target-version``, downgrade readiness); write ``findings`` and gate on the exit code.
+``--target-version``, downgrade readiness); write ``findings`` and gate on the exit code (or,
+with ``--summary``, write the gate's verdict for a later step to act on).
 
 Also the spark-submit entry point: ``spark-submit jobs/commands/audit.py --lake LAKE``.
 The rules are listed in ``docs/audits.md`` (generated from ``jobs.audits.registry``).
@@ -11,12 +12,14 @@ import argparse
 import csv
 import json
 import sys
+from pathlib import Path
 
 from jobs.audits.registry import PARTIAL, SEVERITIES, severity_rank
+from jobs.commands.inputs import EXIT_FINDINGS, EXIT_NO_SEGMENTS, EXIT_OK, EXIT_USAGE
 from jobs.runtime.config import load_config
 
-EXIT_OK, EXIT_USAGE, EXIT_FINDINGS = 0, 2, 3
 FORMATS = ("table", "json", "csv")
+SUMMARY_FIRST = 5  # gating findings named in the --summary JSON
 EPILOG = """\
 how it decides:
   Offset commits carry no member id or epoch, so every commit is checked against the
@@ -28,13 +31,15 @@ how it decides:
   compaction: never fails the gate), notice (information).
 
 exit codes:
-  0  no finding at or above --fail-on      3  at least one such finding
-  2  usage error, or the lake has no such snapshot
+  0  no finding at or above --fail-on      8  at least one such finding
+  2  bad options                           5  the lake has no such snapshot (or no tables yet)
 
 examples:
   offsetlake audit --lake lake --fail-on high
   offsetlake audit --lake lake --group payments --rule OF-01 --rule CG-01 --format json
   offsetlake audit --lake lake --snapshot 2026-11-22 --target-version 3.9 --target-version 4.0
+  offsetlake audit --lake lake --target-version all --format json
+  offsetlake audit --lake lake --snapshot S --fail-on never --gate-on high --summary gate.json
 """
 
 
@@ -45,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="ID",
                         help="snapshot id to audit (default: the lake's only snapshot)")
     parser.add_argument("--target-version", metavar="V", action="append", default=[],
-                        help="also judge downgrade readiness to Kafka V (2.8, 3.9, 4.0 ...); "
-                             "repeatable")
+                        help="also judge downgrade readiness to Kafka V (2.8, 3.9, "
+                             "3.9+new-coordinator, 4.0 ...), or 'all': every release line with "
+                             "a profile; repeatable")
     parser.add_argument("--group", metavar="G", action="append", default=[],
                         help="show only findings of group G (repeatable; the table keeps all)")
     parser.add_argument("--rule", metavar="R", action="append", default=[],
@@ -54,8 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format")
     parser.add_argument("--fail-on", metavar="SEVERITY", default="high",
                         choices=[*SEVERITIES, "never"],
-                        help=f"exit 3 when a finding of this severity or above exists: "
+                        help=f"exit {EXIT_FINDINGS} when a finding of this severity or above exists: "
                              f"{', '.join(SEVERITIES)} or never (default: high)")
+    parser.add_argument("--summary", metavar="PATH",
+                        help="also write the gate's verdict as JSON to PATH: counts by severity, "
+                             "the findings at or above --gate-on, the first five of them "
+                             "(needs --snapshot)")
+    parser.add_argument("--gate-on", metavar="SEVERITY", choices=[*SEVERITIES, "never"],
+                        help="the threshold the --summary verdict is judged at, so a scheduler can "
+                             "run with --fail-on never and gate later (default: --fail-on)")
     parser.add_argument("--fencing", choices=("auto", "strict", "relaxed"), default="auto",
                         help="fencing regime: strict (<= 4.2), relaxed (KIP-1251, 4.3+), or "
                              "auto: from the snapshot (default)")
@@ -70,44 +83,86 @@ def run(args: argparse.Namespace) -> int:
         print(f"offsetlake audit: unknown rule {unknown[0]}; rules: {', '.join(sorted(RULES))}",
               file=sys.stderr)
         return EXIT_USAGE
-    downgrade = _downgrade_functions(args.target_version)
-    if downgrade is False:
+    if args.summary and not args.snapshot:
+        print("offsetlake audit: --summary needs --snapshot (the summary names its snapshot)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    targets = _targets(args.target_version)
+    if targets is None:
         return EXIT_USAGE
     from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(args.lake)
     spark = get_spark(cfg, app_name="offsetlake-audit")
-    from jobs.stages.audit import audit_lake
+    from jobs.stages.audit import AuditInputError, audit_lake
 
-    result = audit_lake(spark, cfg.lake_path, args, downgrade)
-    if isinstance(result, str):
-        print(f"offsetlake audit: {result}", file=sys.stderr)
-        return EXIT_USAGE
-    rows, downgrade_rows, summary = result
+    try:
+        result = audit_lake(spark, cfg.lake_path, args.snapshot, targets, args.fencing)
+    except AuditInputError as error:
+        print(f"offsetlake audit: {error}", file=sys.stderr)
+        return EXIT_NO_SEGMENTS
+    return present(result, args)
+
+
+def present(result, args: argparse.Namespace, prog: str = "audit") -> int:
+    """Print an :class:`jobs.stages.audit.AuditResult` as ``args`` ask (``--group``, ``--rule``,
+    ``--format``), write ``--summary``, and return the gate's exit code at ``--fail-on``."""
+    from jobs.stages.audit import summary_line
+
+    rows = [r for r in result.findings if _wanted(r, args)]
     _print(rows, args.format)
-    if downgrade:
-        _print_downgrade(downgrade_rows, args.target_version, args.format)
-    gating = [r for r in rows + downgrade_rows if _gates(r, args.fail_on)]
-    print(summary + (f"; {len(gating)} finding(s) at or above {args.fail_on}: exit 3"
-                     if gating else ""), file=sys.stderr)
+    if result.targets:
+        _print_downgrade(result.downgrade_findings, result.targets, args.format)
+    gating = [r for r in rows + result.downgrade_findings if _gates(r, args.fail_on)]
+    print(summary_line(result, rows)
+          + (f"; {len(gating)} finding(s) at or above {args.fail_on}: exit {EXIT_FINDINGS}"
+             if gating else ""), file=sys.stderr)
+    if getattr(args, "summary", None):
+        write_summary(Path(args.summary), result.snapshot_id, rows + result.downgrade_findings,
+                      args.gate_on or args.fail_on)
     return EXIT_FINDINGS if gating else EXIT_OK
 
 
-def _downgrade_functions(targets: list[str]):
-    """The downgrade_findings function for the targets, None without any, False (said on
-    stderr) when a target is not a version the downgrade audit knows."""
-    if not targets:
-        return None
-    from jobs.audits.downgrade_targets import parse_target
-    from jobs.stages.downgrade import downgrade_findings
+def _wanted(row: dict, args) -> bool:
+    return (not args.group or row["group_id"] in args.group) and \
+        (not args.rule or row["rule_id"] in args.rule)
 
-    for target in targets:
-        try:
-            parse_target(target)
-        except ValueError as error:
-            print(f"offsetlake audit: --target-version {target}: {error}", file=sys.stderr)
-            return False
-    return downgrade_findings
+
+def write_summary(path: Path, snapshot_id: str, rows: list[dict], gate_on: str) -> None:
+    """The gate's verdict at ``gate_on`` as JSON, for a later gate (the DAG's gate task) and the
+    report. Partial findings are neither counted nor gating, as in the exit code."""
+    counted = [r for r in rows if r.get("verdict") != PARTIAL and r.get("severity")]
+    gating = sorted((r for r in counted if _gates(r, gate_on)),
+                    key=lambda r: -severity_rank(r["severity"]))  # stable: most severe first
+    summary = {
+        "snapshot_id": snapshot_id,
+        "fail_on": gate_on,
+        "counts": {s: sum(r["severity"].lower() == s for r in counted) for s in reversed(SEVERITIES)},
+        "gating": len(gating),
+        "verdict": "fail" if gating else "pass",
+        "first": [{k: r.get(k) for k in ("rule_id", "severity", "group_id", "message")}
+                  for r in gating[:SUMMARY_FIRST]],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _targets(texts: list[str]) -> list[str] | None:
+    """The downgrade targets named (``all``: every release line the audit has a profile for),
+    or None (said on stderr) when one is not a version the downgrade audit knows."""
+    from jobs.audits.downgrade_targets import ALL_TARGETS, parse_target
+
+    targets: list[str] = []
+    for text in texts:
+        for target in ALL_TARGETS if text == "all" else (text,):
+            try:
+                parse_target(target)
+            except ValueError as error:
+                print(f"offsetlake audit: --target-version {target}: {error}", file=sys.stderr)
+                return None
+            if target not in targets:
+                targets.append(target)
+    return targets
 
 
 def _gates(row: dict, fail_on: str) -> bool:

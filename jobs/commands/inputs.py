@@ -20,6 +20,7 @@ EXIT_EMPTY = 4           # an input directory is empty
 EXIT_NO_SEGMENTS = 5     # an input holds nothing to read (no .log segment, no Delta table)
 EXIT_LAKE_STORAGE = 6    # the lake cannot be written (no space left, read-only, permissions)
 EXIT_LAKE_BUSY = 7       # another offsetlake job is writing the same lake
+EXIT_FINDINGS = 8        # the audit found findings at or above --fail-on
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -30,7 +31,8 @@ exit codes:
   4  an input directory is empty
   5  an input holds nothing to read (no __consumer_offsets .log segment, no Delta table)
   6  the lake cannot be written (no space left on device, read-only, permissions)
-  7  another offsetlake job is writing the same lake (it is left untouched)"""
+  7  another offsetlake job is writing the same lake (it is left untouched)
+  8  the audit found findings at or above --fail-on (audit, run --audit)"""
 
 
 def fail(prog: str, message: str, code: int) -> int:

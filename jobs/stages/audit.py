@@ -1,19 +1,22 @@
 """Audit stage in Spark: the lake's ``records`` and ``raw_records`` of a snapshot → ``findings``.
 
 Groups are audited in parallel, each on an executor by the pure code of :mod:`jobs.audits`
-(``applyInArrow`` over the same per-group events the replay stage uses). What one group cannot
+(``applyInArrow`` over each group's events, :mod:`jobs.stages.group_events`: offset commits as
+the replay resolved them, membership records, markers). What one group cannot
 know is computed once per snapshot on the driver and shipped with the function: the fencing
 regime, the compacted ranges of each partition, the snapshot time and every topic id/name pair
 the lake knows (so a group that never committed still gets topic names).
 
-:func:`audit_lake` is what ``offsetlake audit`` runs: read the snapshot, write ``findings`` (and
-``downgrade_findings`` when the downgrade audit is given), return the rows to print.
+:func:`audit_lake` is the audit's API (``offsetlake audit`` and ``offsetlake run --audit`` call
+it): read the snapshot, write ``findings`` (and ``downgrade_findings`` for downgrade targets),
+return an :class:`AuditResult`. Filtering, formatting and gating belong to the command.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -91,18 +94,23 @@ def lake_topic_names(tables: dict) -> dict[str, str]:
     return names
 
 
-def audit_snapshot(records, raw, snapshot_id: str, *, regime: str | None = None,
+def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | None = None,
                    topic_names: dict[str, str] | None = None):
-    """The ``findings`` rows of one snapshot (``snapshot_id`` first, then ``findings_ddl``)."""
+    """The ``findings`` rows of one snapshot (``snapshot_id`` first, then ``findings_ddl``);
+    ``commits`` is the snapshot's ``offset_commits`` (:mod:`jobs.stages.group_events`)."""
     from pyspark.sql import functions as F
 
     regime = regime or snapshot_regime(records)
     snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
-    found = group_event_rows(records, raw).groupBy("partition", "group_id").applyInArrow(
+    found = group_event_rows(records, raw, commits).groupBy("partition", "group_id").applyInArrow(
         body, OUTPUT_DDL)
     return (found.select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
+
+
+class AuditInputError(LookupError):
+    """The lake cannot be audited as asked: no such snapshot, or no tables yet."""
 
 
 def _snapshot(spark, lake: Path, wanted: str | None) -> str:
@@ -110,10 +118,10 @@ def _snapshot(spark, lake: Path, wanted: str | None) -> str:
                  .distinct().collect())
     if wanted is not None:
         if wanted not in ids:
-            raise LookupError(f"snapshot {wanted} is not in {lake} (snapshots: {', '.join(ids)})")
+            raise AuditInputError(f"snapshot {wanted} is not in {lake} (snapshots: {', '.join(ids)})")
         return wanted
     if len(ids) != 1:
-        raise LookupError(f"{lake} holds {len(ids)} snapshots ({', '.join(ids) or 'none'}); "
+        raise AuditInputError(f"{lake} holds {len(ids)} snapshots ({', '.join(ids) or 'none'}); "
                           "pick one with --snapshot")
     return ids[0]
 
@@ -125,43 +133,61 @@ def _optional(spark, lake: Path, table: str, snapshot_id: str):
     return read_snapshot(spark, lake, table, snapshot_id)
 
 
-def audit_lake(spark, lake: Path, args, downgrade):
-    """``(finding rows, downgrade rows, summary)`` or an error sentence."""
-    if not (Path(lake) / RECORDS / "_delta_log").is_dir():
-        return f"{lake} has no {RECORDS} table; run 'offsetlake run SNAPSHOT --lake {lake}' first"
-    try:
-        snapshot_id = _snapshot(spark, lake, args.snapshot)
-    except LookupError as error:
-        return str(error)
+@dataclass
+class AuditResult:
+    """What :func:`audit_lake` found in one snapshot: every finding and downgrade finding (as
+    written to ``findings`` and ``downgrade_findings``, without the snapshot id), sorted."""
+
+    snapshot_id: str
+    regime: str
+    targets: list[str]
+    findings: list[dict] = field(default_factory=list)
+    downgrade_findings: list[dict] = field(default_factory=list)
+
+
+def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[str] = (),
+               regime: str = "auto") -> AuditResult:
+    """Audit one snapshot of the lake: write its ``findings`` (and, with ``targets``, its
+    ``downgrade_findings``) and return them. ``snapshot_id`` None: the lake's only snapshot;
+    ``regime``: ``auto`` (from the snapshot), ``strict`` or ``relaxed``. Raises
+    :class:`AuditInputError` when the lake has no such snapshot or was not run yet.
+
+    >>> result = audit_lake(spark, Path("lake"), targets=["3.9", "4.0"])  # doctest: +SKIP
+    >>> [f["rule_id"] for f in result.findings]  # doctest: +SKIP
+    """
+    from jobs.stages.downgrade import downgrade_findings
+
+    for table in (RECORDS, "offset_commits"):
+        if not (Path(lake) / table / "_delta_log").is_dir():
+            raise AuditInputError(f"{lake} has no {table} table; run 'offsetlake run SNAPSHOT "
+                                  f"--lake {lake}' first")
+    snapshot_id = _snapshot(spark, lake, snapshot_id)
     records = read_snapshot(spark, lake, RECORDS, snapshot_id)
     raw = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id)
-    regime = snapshot_regime(records) if args.fencing == "auto" else args.fencing
+    commits = read_snapshot(spark, lake, "offset_commits", snapshot_id)
+    regime = snapshot_regime(records) if regime == "auto" else regime
     names = lake_topic_names({t: _optional(spark, lake, t, snapshot_id) for t, _ in NAME_TABLES})
-    replace_snapshot(audit_snapshot(records, raw, snapshot_id, regime=regime, topic_names=names),
+    replace_snapshot(audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
+                                    topic_names=names),
                      lake, FINDINGS, snapshot_id)
     rows = [r.asDict() for r in read_snapshot(spark, lake, FINDINGS, snapshot_id).drop(
         "snapshot_id").collect()]
-    rows = sorted((r for r in rows if _wanted(r, args)),
-                  key=lambda r: (r["group_id"] or "", r["log_partition"] or 0, r["log_offset"] or 0,
-                                 r["rule_id"]))
-    downgrade_rows = []
-    if downgrade:
-        df = downgrade(spark, records, raw, snapshot_id, args.target_version)
+    rows.sort(key=lambda r: (r["group_id"] or "", r["log_partition"] or 0, r["log_offset"] or 0,
+                             r["rule_id"]))
+    result = AuditResult(snapshot_id, regime, list(targets), rows)
+    if targets:
+        df = downgrade_findings(spark, records, raw, snapshot_id, list(targets))
         replace_snapshot(df, lake, DOWNGRADE_FINDINGS, snapshot_id)
-        downgrade_rows = [r.asDict() for r in read_snapshot(
+        result.downgrade_findings = [r.asDict() for r in read_snapshot(
             spark, lake, DOWNGRADE_FINDINGS, snapshot_id).collect()]
-    summary = (f"audit: snapshot {snapshot_id}, fencing {regime}: {len(rows)} finding(s) shown"
-               + _counts(rows))
-    return rows, downgrade_rows, summary
+    return result
 
 
-def _wanted(row: dict, args) -> bool:
-    return (not args.group or row["group_id"] in args.group) and \
-        (not args.rule or row["rule_id"] in args.rule)
-
-
-def _counts(rows: list[dict]) -> str:
+def summary_line(result: AuditResult, shown: list[dict]) -> str:
+    """``audit: snapshot S, fencing R: N finding(s) shown (n high, ...)``."""
     counts: dict[str, int] = {}
-    for r in rows:
+    for r in shown:
         counts[r["severity"]] = counts.get(r["severity"], 0) + 1
-    return "" if not counts else " (" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ")"
+    return (f"audit: snapshot {result.snapshot_id}, fencing {result.regime}: {len(shown)} "
+            "finding(s) shown" + ("" if not counts else " (" + ", ".join(
+                f"{n} {s}" for s, n in sorted(counts.items())) + ")"))
