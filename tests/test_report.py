@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main as offsetlake
+from jobs.commands.audit import write_summary
 from support.lake_fixture import operate_lake
+from support.operate_lake import DOWNGRADE_FINDINGS, FINDINGS
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
@@ -47,7 +49,12 @@ def report(spark, tmp_path_factory):
     # The fixture quarantines 1 of 4 data records: quality fails on the decode error rate only.
     assert offsetlake(["quality", "--lake", str(lake), "--snapshot-id", "s1"]) == 1
     out = tmp_path_factory.mktemp("report") / "report.html"
-    assert offsetlake(["report", "--lake", str(lake), "--out", str(out), "--snapshot-id", "s1"]) == 0
+    # The gate summary the audit would write for the lake's findings, judged at high.
+    summary = out.parent / "audit-s1.json"
+    write_summary(summary, "s1",
+                  [r for r in FINDINGS + DOWNGRADE_FINDINGS if r["snapshot_id"] == "s1"], "high")
+    assert offsetlake(["report", "--lake", str(lake), "--out", str(out), "--snapshot-id", "s1",
+                       "--audit-summary", str(summary)]) == 0
     return out
 
 
@@ -56,10 +63,15 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     for absent in ("http://", "https://", "<script", "<link", "src=", "@import"):
         assert absent not in html, absent
     sections = re.findall(r"<h2>([^<]+)</h2>", html)
-    assert sections == ["Snapshot", "Findings", "Downgrade readiness", "Groups", "Epoch timelines",
-                        "Reconciliation lag", "Members not converged",
+    assert sections == ["Gate", "Snapshot", "Findings", "Downgrade readiness", "Groups",
+                        "Epoch timelines", "Reconciliation lag", "Members not converged",
                         "Partitions pending revocation", "Open transactions", "Data quality"]
     section = dict(zip(sections, re.split(r"<h2>[^<]+</h2>", html)[1:]))
+    assert "<p class='bad'>Gate: FAIL — 4 findings at or above high</p>" \
+           "<p>7 findings counted: 1 critical, 3 high, 1 medium, 2 info</p>" in section["Gate"]
+    assert re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td>", section["Gate"]) == [
+        ("DU-2", "critical", "g-cons"), ("CG-03", "high", "g-cons"),
+        ("CG-03", "high", "g-assigning"), ("DU-3", "high", "g-classic")]
     assert "5 (4 data, 1 control)" in section["Snapshot"]
     assert "2026-11-18 11:06:41 .. 2026-11-18 11:07:22 UTC" in section["Snapshot"]
     assert "<td>CG-03</td><td>high</td><td>violation</td><td>2</td>" in section["Findings"]
@@ -77,6 +89,17 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     assert "<td>FAIL</td><td>snapshot_accounting</td><td>expect_column_values_to_be_between</td>" \
            "<td>decode_error_rate</td>" in quality
     assert quality.count("<td>FAIL</td>") == 1
+
+
+def test_an_audit_summary_of_another_snapshot_is_refused(spark, tmp_path_factory, tmp_path, capsys):
+    lake = operate_lake(spark, tmp_path_factory)
+    summary = tmp_path / "audit-s0.json"
+    write_summary(summary, "s0", [], "high")
+    out = tmp_path / "report.html"
+    assert offsetlake(["report", "--lake", str(lake), "--out", str(out), "--snapshot-id", "s1",
+                       "--audit-summary", str(summary)]) == 2
+    assert "is the audit summary of snapshot s0, not s1" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_chromium_renders_the_report_offline_and_screenshots_it(report, tmp_path):

@@ -1,7 +1,8 @@
 """``offsetlake report``: one self-contained HTML page about a snapshot of the lake.
 
-Findings by rule and severity, downgrade verdicts, per-group epoch timelines and reconciliation lag
-as inline SVG plots, the last quality run, and the snapshot's facts; it opens with no network.
+The audit gate's verdict (from ``offsetlake audit --summary``), findings by rule and severity,
+downgrade verdicts, per-group epoch timelines and reconciliation lag as inline SVG plots, the last
+quality run, and the snapshot's facts; it opens with no network.
 Also a spark-submit entry point:
 ``spark-submit jobs/commands/report.py --lake LAKE --out report.html [--snapshot-id ID]``.
 """
@@ -20,13 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="HTML file to write (default: <report dir>/report-<snapshot>.html)")
     parser.add_argument("--snapshot-id", help="snapshot to report on (default: the last snapshot id "
                                               "in raw_records, in sort order)")
+    parser.add_argument("--audit-summary", metavar="PATH",
+                        help="the gate verdict to show, as written by 'offsetlake audit --summary' "
+                             "(default: <report dir>/audit-<snapshot>.json, if there)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.commands.inputs import open_snapshot
+    from jobs.commands.inputs import EXIT_USAGE, fail, open_snapshot
     from jobs.lake.views import register_lake, report_dir
     from jobs.quality.runner import load_result, result_path
     from jobs.report.data import collect
+    from jobs.report.gate import load_summary, summary_path
     from jobs.report.page import render
 
     cfg = load_config().with_lake(args.lake)
@@ -34,16 +39,22 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(opened, int):
         return opened
     spark, snapshot_id, snapshots = opened
+    reports = report_dir(cfg.lake_path)
+    summary = Path(args.audit_summary) if args.audit_summary else summary_path(reports, snapshot_id)
+    gate = load_summary(summary)
+    if gate is not None and gate["snapshot_id"] != snapshot_id:
+        return fail("report", f"{summary} is the audit summary of snapshot {gate['snapshot_id']}, "
+                              f"not {snapshot_id}", EXIT_USAGE)
     catalog = register_lake(spark, cfg.lake_path, snapshot_id)
     data = collect(spark, snapshot_id, catalog.placeholders, snapshots)
-    reports = report_dir(cfg.lake_path)
     quality = load_result(result_path(reports, snapshot_id))
     out = Path(args.out) if args.out else reports / f"report-{snapshot_id}.html"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(data, quality), encoding="utf-8")
+    out.write_text(render(data, quality, gate), encoding="utf-8")
     print(f"report {snapshot_id}: {out} ({out.stat().st_size} bytes; {len(data.groups)} groups, "
           f"{sum(r['finding_count'] for r in data.findings)} findings, "
-          f"quality {'not run' if quality is None else ('passed' if quality['success'] else 'failed')})")
+          f"quality {'not run' if quality is None else ('passed' if quality['success'] else 'failed')}, "
+          f"gate {'not judged' if gate is None else gate['verdict']})")
     return 0
 
 

@@ -6,6 +6,7 @@ from datetime import datetime, UTC
 from html import escape
 
 from jobs.report.data import ReportData, timeline_series
+from jobs.report.gate import counts_line, headline
 from jobs.report.svg import PALETTE, SEVERITY_COLORS, bar_chart, step_chart
 
 CSS = """
@@ -111,9 +112,26 @@ def _quality(quality: dict | None) -> str:
                                           "unexpected_examples"], "") + link
 
 
-def render(data: ReportData, quality: dict | None, now: datetime | None = None) -> str:
+def _gate(gate: dict | None) -> str:
+    if gate is None:
+        return ("<p class='muted'>No audit gate summary for this snapshot "
+                "(offsetlake audit --summary).</p>")
+    verdict = (f"<p class='{'bad' if gate['verdict'] == 'fail' else 'ok'}'>"
+               f"{escape(headline(gate))}</p><p>{escape(counts_line(gate))}</p>")
+    if not gate["first"]:
+        return verdict
+    more = gate["gating"] - len(gate["first"])
+    note = (f"<p class='muted'>{more} more at or above {escape(gate['fail_on'])}.</p>"
+            if more > 0 else "")
+    return verdict + table(gate["first"], ["rule_id", "severity", "group_id", "message"], "") + note
+
+
+def render(data: ReportData, quality: dict | None, gate: dict | None = None,
+           now: datetime | None = None) -> str:
+    """The page; ``gate`` is the audit's ``--summary`` (:mod:`jobs.report.gate`), None without one."""
     now = now or datetime.now(UTC)
     sections = [
+        ("Gate", _gate(gate)),
         ("Snapshot", _facts(data)),
         ("Findings", _findings(data)),
         ("Downgrade readiness", _downgrade(data)),
