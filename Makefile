@@ -71,8 +71,9 @@ clean:
 	rm -rf $(VENV) $(CACHE) lake spark-warehouse metastore_db
 
 # Headless Chromium (Debian package) for the report's rendering test (tests/test_report.py).
+# build/apt_install.sh waits for another apt or dpkg process's lock instead of failing at once.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	    echo "setup: installing chromium (Debian package) for the report test"; \
-	    $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+	    $(SUDO) bash build/apt_install.sh chromium; }
