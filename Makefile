@@ -7,7 +7,7 @@ JARS   := $(CACHE)/jars
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint faults jars kafka bench clean chromium
+.PHONY: setup demo check test lint faults jars kafka bench clean chromium
 
 setup: $(STAMP) $(JARS)/.fetched $(VENV)/.class-archive
 
@@ -46,13 +46,25 @@ kafka:
 demo: setup
 	$(VENV)/bin/offsetlake demo
 
+# Test tiers (markers given by tests/conftest.py, described in pyproject.toml and the README):
+#   make check   lint + the `unit` tier: no JVM, no broker, no Airflow; under 2 minutes on 2 cores
+#   make test    lint + everything: the main suite (all but `faults`), then the fault suite
+#   make faults  the fault suite alone
+# One tier by hand: .venv/bin/python -m pytest -m spark (or submit, airflow, integration, oracle).
+
+# The fast inner loop. Only the venv is needed (no jars, Kafka or Chromium). The `java` first on
+# the path refuses to start, so a test in this tier that would start a JVM fails, saying so.
+NO_JVM := $(CURDIR)/tests/support/no_jvm
+check: lint
+	JAVA_HOME=$(NO_JVM) PATH=$(NO_JVM)/bin:$$PATH $(PY) -m pytest -m unit $(PYTEST_ARGS)
+
 # Lint first (ruff, configured in pyproject.toml), then every test: the main suite, then the
 # fault suite (its own pytest run: it is deselected from the main one by the `faults` marker).
 test: setup kafka chromium lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)
 
-lint: setup
+lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 # The fault suite alone (tests/faults, marker `faults`; `make test` runs it after the main suite):

@@ -1,12 +1,58 @@
-"""Shared fixtures: one real Spark session with Delta for the whole run."""
+"""Shared fixtures (one real Spark session with Delta for the whole run) and the test tiers.
+
+Every test is put in its tiers here, at collection, so a new test is tiered without anyone
+remembering a marker (``pyproject.toml`` describes each marker; the README's "Test tiers" section
+says which make target runs which):
+
+* ``spark``: it uses the session's ``spark`` fixture, directly or through another fixture;
+* ``integration``: it lives under ``tests/integration`` (a real Kafka broker);
+* ``oracle``: it lives under ``tests/oracle`` or ``tests/differential`` (Kafka releases' own
+  coordinators in a JVM);
+* ``airflow``: it lives in ``tests/test_airflow*.py`` (Airflow in subprocesses);
+* ``faults``: it lives under ``tests/faults``;
+* ``unit``: none of those, nor ``submit`` or ``slow`` (which a test states itself): the tier
+  ``make check`` runs.
+
+``submit`` (a JVM in a subprocess: spark-submit, a Spark cluster, an ``offsetlake`` command that
+starts Spark) cannot be seen from fixtures, so such a test says it. One that forgets fails in
+``make check``, which puts a ``java`` that refuses to start first on the path
+(``tests/support/no_jvm``).
+"""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
 from jobs.runtime.config import load_config
+
+TESTS = Path(__file__).resolve().parent
+BY_DIRECTORY = {"integration": "integration", "oracle": "oracle", "differential": "oracle",
+                "faults": "faults"}
+NOT_UNIT = {"spark", "submit", "airflow", "integration", "oracle", "faults", "slow"}
+
+
+def tiers(item: pytest.Item) -> set[str]:
+    """The tier markers the rules above give ``item`` (besides the ones it states itself)."""
+    path = Path(str(item.path)).resolve()
+    found = set()
+    if path.is_relative_to(TESTS) and path.relative_to(TESTS).parts[0] in BY_DIRECTORY:
+        found.add(BY_DIRECTORY[path.relative_to(TESTS).parts[0]])
+    if "spark" in item.fixturenames:
+        found.add("spark")
+    if path.name.startswith("test_airflow"):
+        found.add("airflow")
+    return found
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in sorted(tiers(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)
+        if not NOT_UNIT & {m.name for m in item.iter_markers()}:
+            item.add_marker("unit")
 
 
 @pytest.fixture(scope="session")

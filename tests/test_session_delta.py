@@ -92,6 +92,7 @@ def test_every_local_run_maps_the_class_archive_when_setup_built_one(monkeypatch
     assert off.spark.class_archive_dir is None and archive_path(off) is None
 
 
+@pytest.mark.submit
 def test_a_damaged_or_foreign_class_archive_is_ignored_by_the_jvm(tmp_path):
     """What makes the archive safe to offer: a JVM that cannot use it runs without it, silently."""
     import subprocess

@@ -23,6 +23,8 @@ SAMPLE = ROOT / "samples" / "kafka-4.3.1"
 VENV_BIN = Path(sys.executable).parent
 START_TIMEOUT = 300
 
+pytestmark = pytest.mark.submit
+
 
 def free_port() -> int:
     with socket.socket() as s:

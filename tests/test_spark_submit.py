@@ -7,11 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from jobs.runtime.config import load_config
 from jobs.runtime.session import delta_jars
 from support.snapshot_factory import write_offset_commits
 
 ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.submit
 
 
 def test_ingest_job_runs_under_spark_submit(tmp_path):

@@ -202,6 +202,7 @@ def test_views_answer_empty_on_a_lake_without_audit_tables(spark, lake, tmp_path
     register_lake(spark, lake)  # the other tests' catalog back
 
 
+@pytest.mark.submit
 def test_sql_command_queries_views_by_name_and_at_the_prompt(lake):
     """The real command in its own process (its own Spark session), by name and at the prompt."""
     offsetlake = [sys.executable, "-m", "jobs.cli"]
