@@ -121,6 +121,7 @@ def test_all_expands_to_every_release_line_once():
     assert _targets(["banana"]) is None
 
 
+@pytest.mark.submit
 def test_the_audit_runs_under_spark_submit(lakes):
     """The same module is the spark-submit job; its exit code gates the same way."""
     import os

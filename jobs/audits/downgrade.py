@@ -91,10 +91,126 @@ def audit_facts(facts: list[RecordFacts], targets: list[str]) -> list[Finding]:
     parsed = [parse_target(t) for t in targets]
     findings = []
     for records in split_by_group(facts).values():
-        reads: dict = {}   # the targets share what they read alike (java_load.load)
+        prepared = PreparedGroup(records)
         for target in parsed:
-            findings += audit_group(records, target, reads)
+            findings += prepared.audit(target)
     return findings
+
+
+# OffsetCommitValue v0-v4 (type 1): every Java release reads them with today's schema, so a
+# record our decoder read is read alike by all of them (an unknown tagged field is skipped).
+PLAIN_TYPE, PLAIN_TOP = 1, 4
+
+
+class PreparedGroup:
+    """One group's facts, split once for all targets: the "plain" offset commits (type 1, decoded,
+    version <= 4: 95% of a snapshot) by shape (value version, tagged fields present), and the
+    rest. A target then looks at each plain shape once, not at each record, and its load sees
+    only the plain commits that can change its outcome (:meth:`load_entries`). The findings are
+    those of judging every record alone (the differential suite checks the verdicts against the
+    releases, ``tests/test_audit_downgrade.py`` the findings record by record)."""
+
+    def __init__(self, records: list[RecordFacts]):
+        self.records = records
+        self.others: list[RecordFacts] = []
+        self.plain: dict[tuple, list[RecordFacts]] = {}
+        for f in records:
+            if (f.record_type == PLAIN_TYPE and f.control is None and f.decode_error is None
+                    and (f.is_tombstone or (f.value_version is not None
+                                            and 0 <= f.value_version <= PLAIN_TOP))):
+                self.plain.setdefault(_shape(f), []).append(f)
+            else:
+                self.others.append(f)
+        self.reads: dict = {}
+        self._entries: list[LogEntry] | None = None
+        self.behaviour = _BehaviourFacts(records)
+
+    def audit(self, target: Target) -> list[Finding]:
+        out: list[Finding] = []
+        kept = []
+        for f in self.others:
+            if f.record_type is None or f.control is not None:
+                continue
+            if f.record_type not in target.known_types:
+                out += _unknown_type(f, target)
+                continue
+            kept.append(f)
+            if target.coordinator == SCALA or not target.unknown_version_fails:
+                out += _version(f, target)
+        if target.coordinator == SCALA or not target.unknown_version_fails:
+            top = target.max_versions.get(PLAIN_TYPE, 0)
+            for (version, _), plain in self.plain.items():
+                if version is not None and version > top:
+                    for f in plain:
+                        out += _version(f, target)
+        for (_, tags), plain in self.plain.items():
+            if tags and _lost_tags(PLAIN_TYPE, tags, target):
+                out += _tag_losses(plain, target)
+        if target.coordinator != SCALA:
+            out += self._java_break(target)
+        return out + _tag_losses(kept, target) + self.behaviour.findings(target)
+
+    def load_entries(self) -> list[LogEntry]:
+        """The entries a failure-only load needs: every record but the plain commits, and of each
+        run of plain commits (no other record between them) the first commit of each version and
+        the first tombstone. Within a run, a plain commit changes nothing a release checks except
+        creating its missing group (the run's first commit does that), and reads as the first
+        commit of its version reads: what stays out can neither fail nor make a later record
+        fail."""
+        if self._entries is None:
+            plain_ids = {id(f) for fs in self.plain.values() for f in fs}
+            entries, seen = [], set()
+            for f in self.records:
+                if f.control is None and f.record_type is None:
+                    continue
+                if id(f) in plain_ids:
+                    shape = _shape(f)
+                    if shape in seen:
+                        continue
+                    seen.add(shape)
+                else:
+                    seen = set()
+                entries.append(LogEntry(f.offset, f.producer_id, f.control, f.key, f.value))
+            self._entries = entries
+        return self._entries
+
+    def _java_break(self, target: Target) -> list[Finding]:
+        failure = load(self.load_entries(), java_release(target.release), self.reads).failure
+        return [] if failure is None else [_break_finding(self.records, target, failure)]
+
+
+def _shape(f: RecordFacts) -> tuple:
+    return (None, ()) if f.is_tombstone else (f.value_version, f.tagged_fields)
+
+
+class _BehaviourFacts:
+    """What DU-6 looks at in a group's live records, gathered once for every target."""
+
+    def __init__(self, records: list[RecordFacts]):
+        live = [f for f in records if f.is_live and not f.is_tombstone and f.record_type is not None]
+        self.types = {f.record_type for f in live}
+        self.first_offset = next((f for f in live if f.record_type in (0, 1)), None)
+        self.first_share = next((f for f in live if f.record_type in SHARE_TYPES), None)
+        self.first_relaxed = next((f for f in live if f.record_type == 8 and any(
+            "assignmentEpochs" in p for p in f.tagged_fields)), None)
+
+    def findings(self, target: Target) -> list[Finding]:
+        out = []
+        types = self.types
+        for family, words in ((CONSUMER_TYPES, "consumer"), (STREAMS_TYPES, "streams")):
+            if types & family and not types & family & target.known_types and self.first_offset:
+                out.append(_finding(target, self.first_offset, "DU-6", INFO, "medium",
+                                    f"the {words} group's offsets stay but {target} sees a simple "
+                                    "group: retention by commit timestamp, admin commits accepted"))
+        if (types & SHARE_TYPES) and not (types & SHARE_TYPES & target.known_types):
+            out.append(_finding(target, self.first_share, "DU-6", INFO, "medium",
+                                f"the share group does not exist on {target}"))
+        if self.first_relaxed is not None and target.release < (4, 3, 0):
+            out.append(_finding(target, self.first_relaxed, "DU-6", INFO, "info",
+                                f"{target} fences offset commits by strict epoch equality (no "
+                                "KIP-1251): expect more STALE_MEMBER_EPOCH and aborted "
+                                "transactions"))
+        return out
 
 
 def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
@@ -118,42 +234,24 @@ def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
     return by_group
 
 
-def audit_group(records: list[RecordFacts], target: Target, reads: dict | None = None) -> list[Finding]:
-    """Findings for one group's records (one partition, log order, liveness marked) on ``target``;
-    ``reads`` as in :func:`jobs.audits.java_load.load`, shared by calls for the same records."""
-    out: list[Finding] = []
-    kept = []
-    for f in records:
-        if f.record_type is None or f.control is not None:
-            continue
-        if f.record_type not in target.known_types:
-            out += _unknown_type(f, target)
-            continue
-        kept.append(f)
-        if target.coordinator == SCALA or not target.unknown_version_fails:
-            out += _version(f, target)
-    if target.coordinator != SCALA:
-        out += _java_break(records, target, reads)
-    out += _tag_losses(kept, target) + _behaviour(records, target)
-    return out
+def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
+    """Findings for one group's records (one partition, log order, liveness marked) on ``target``
+    (:func:`audit_facts` prepares each group once for all its targets)."""
+    return PreparedGroup(records).audit(target)
 
 
 _RULE_OF = {"UnknownRecordVersionException": "DU-2", "java.lang.RuntimeException": "DU-3"}
 
 
-def java_group_load(records: list[RecordFacts], target: Target, reads: dict | None = None) -> LoadOutcome:
+def java_group_load(records: list[RecordFacts], target: Target) -> LoadOutcome:
     """The release's own steps (:func:`jobs.audits.java_load.load`) over one group's records and
     its producers' markers: where it stops, what it skips, the group and offsets it keeps."""
     entries = [LogEntry(f.offset, f.producer_id, f.control, f.key, f.value) for f in records
                if f.control is not None or f.record_type is not None]
-    return load(entries, java_release(target.release), reads)
+    return load(entries, java_release(target.release))
 
 
-def _java_break(records: list[RecordFacts], target: Target, reads: dict | None) -> list[Finding]:
-    """The record the target's load stops at, if any."""
-    failure = java_group_load(records, target, reads).failure
-    if failure is None:
-        return []
+def _break_finding(records: list[RecordFacts], target: Target, failure) -> Finding:
     f = next(r for r in records if r.offset == failure.offset)
     rule = _RULE_OF.get(failure.exception, "DU-4") if failure.stage != "control" else "DU-4"
     short = failure.exception.rsplit(".", 1)[-1]
@@ -168,7 +266,7 @@ def _java_break(records: list[RecordFacts], target: Target, reads: dict | None) 
                                 else "") + f": {failure.message}")
     else:
         text = f"{target}'s replay throws {short}: {failure.message}"
-    return [_finding(target, f, rule, BREAK, "critical", text, target.failure_mode)]
+    return _finding(target, f, rule, BREAK, "critical", text, target.failure_mode)
 
 
 def _finding(target: Target, f: RecordFacts, rule: str, klass: str, severity: str, detail: str,
@@ -215,9 +313,7 @@ def _tag_losses(kept: list[RecordFacts], target: Target) -> list[Finding]:
     for f in kept:
         if not f.is_live or f.is_tombstone:
             continue
-        lost = [path for path in f.tagged_fields
-                if (f.record_type, path) not in target.known_tags
-                and ((f.record_type, path) in TAG_SINCE or path.startswith("?"))]
+        lost = _lost_tags(f.record_type, f.tagged_fields, target)
         if lost:
             meaning = "; ".join(TAG_SEMANTICS.get(p.rsplit(".", 1)[-1], p) for p in lost)
             out.append(_finding(target, f, "DU-5", INFO, "info",
@@ -225,28 +321,10 @@ def _tag_losses(kept: list[RecordFacts], target: Target) -> list[Finding]:
     return out
 
 
-def _behaviour(records: list[RecordFacts], target: Target) -> list[Finding]:
-    """DU-6, once per group, on its live state."""
-    live = [f for f in records if f.is_live and not f.is_tombstone and f.record_type is not None]
-    types = {f.record_type for f in live}
-    offsets = [f for f in live if f.record_type in (0, 1)]
-    out = []
-    for family, words in ((CONSUMER_TYPES, "consumer"), (STREAMS_TYPES, "streams")):
-        if types & family and not types & family & target.known_types and offsets:
-            out.append(_finding(target, offsets[0], "DU-6", INFO, "medium",
-                                f"the {words} group's offsets stay but {target} sees a simple "
-                                "group: retention by commit timestamp, admin commits accepted"))
-    if (types & SHARE_TYPES) and not (types & SHARE_TYPES & target.known_types):
-        first = next(f for f in live if f.record_type in SHARE_TYPES)
-        out.append(_finding(target, first, "DU-6", INFO, "medium",
-                            f"the share group does not exist on {target}"))
-    relaxed = [f for f in live
-               if f.record_type == 8 and any("assignmentEpochs" in p for p in f.tagged_fields)]
-    if relaxed and target.release < (4, 3, 0):
-        out.append(_finding(target, relaxed[0], "DU-6", INFO, "info",
-                            f"{target} fences offset commits by strict epoch equality (no KIP-1251): "
-                            "expect more STALE_MEMBER_EPOCH and aborted transactions"))
-    return out
+def _lost_tags(record_type: int, tagged_fields, target: Target) -> list[str]:
+    return [path for path in tagged_fields
+            if (record_type, path) not in target.known_tags
+            and ((record_type, path) in TAG_SINCE or path.startswith("?"))]
 
 
 __all__ = ["RULES", "Finding", "audit_facts", "audit_group", "aggregate", "verdict_lines", "BREAK", "DROP",
