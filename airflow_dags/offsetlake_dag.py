@@ -1,9 +1,27 @@
-"""offsetlake, scheduled (Airflow 3): snapshot -> run -> audit -> quality -> report.
+"""offsetlake, scheduled (Airflow 3): snapshot -> run -> audit -> quality -> report -> gate.
 
 Every data interval turns one snapshot of ``__consumer_offsets`` into the lake's tables and checks
 them. The snapshot is either captured from a cluster (an Airflow connection whose host:port is a
 broker) or the newest segment snapshot in a landing directory. Its id derives from the data
 interval, never from the clock, so a rerun of an interval replaces exactly its own rows.
+
+The gate comes last, so a run with findings still has its report. The audit runs with
+``--fail-on never`` and writes the verdict at ``fail_on`` to ``<lake>/_reports/audit-<id>.json``;
+findings never fail it. The ``gate`` task (plain Python) reads that summary after the report and
+fails the run when findings reach ``fail_on``, naming the counts and the first findings. Trigger
+rules, so that quality and report run whenever there are tables to check:
+
+* ``audit``: all_success (after ``run``). Only an error fails it, never a finding, so it takes
+  the DAG's retries like the other Spark tasks.
+* ``quality`` (after ``run`` and ``audit``) and ``report`` (after ``run`` and ``quality``):
+  all_done_min_one_success. The edge from ``run`` is what makes this "run succeeded and the
+  previous check has finished, whatever its outcome": when ``run`` fails, every later task is
+  upstream_failed, so none of them has a success to count and none runs on missing tables.
+  A failed quality suite (or a crashed audit) therefore does not cost the report.
+* ``gate`` (after ``audit`` and ``report``): all_done_min_one_success, so it judges even when the
+  report crashed. It reads the summary path the audit returned in this run (XCom), never an
+  earlier try's file; without one (the audit failed) it fails too. No retries: a finding does not
+  go away on retry.
 
 Parsing reads only ``conf/offsetlake.yaml`` (schedule, retries, defaults): no Spark import, no lake
 or landing access, no connection lookup; all of that happens inside the tasks. The Spark jobs go
@@ -27,7 +45,7 @@ from airflow.sdk import DAG, Param, task  # noqa: E402
 from jobs.runtime.config import load_section  # noqa: E402  (YAML only)
 
 DAG_ID = "offsetlake"
-SEVERITIES = ["critical", "high", "medium", "low", "info", "never"]  # audit --fail-on
+SEVERITIES = ["critical", "high", "medium", "low", "info", "never"]  # the gate's fail_on
 SETTINGS = load_section("airflow")
 COMMANDS = PROJECT_ROOT / "jobs" / "commands"
 SNAPSHOT = "ti.xcom_pull(task_ids='snapshot')"
@@ -90,15 +108,34 @@ def snapshot(params=None, data_interval_start=None, data_interval_end=None, logi
 
 
 class AuditSubmitOperator(SparkSubmitOperator):
-    """spark-submit of the audit: its exit code 3 (findings at or above ``fail_on``) fails the
-    task, with the findings printed in this task's log."""
+    """spark-submit of the audit (``--fail-on never``, findings printed in this task's log); returns
+    the path of the gate summary it wrote, for the gate task."""
 
     def execute(self, context):
         # One --target-version per version: a template renders one argument, not a list.
         versions = [a for v in context["params"]["target_versions"] for a in ("--target-version", v)]
         self.application_args = [a for arg in self.application_args
                                  for a in (versions if arg == TARGET_VERSIONS else [arg])]
-        return super().execute(context)
+        summary = Path(self.application_args[self.application_args.index("--summary") + 1])
+        # An earlier try's summary goes first: after a failed audit the report must find none.
+        summary.unlink(missing_ok=True)
+        super().execute(context)
+        return str(summary)
+
+
+@task(task_id="gate", trigger_rule="all_done_min_one_success", retries=0)
+def gate(ti=None) -> str:
+    """Fail the run when the audit's findings reach ``fail_on``; quality and report have run."""
+    from jobs.report.gate import check, load_summary
+
+    path = ti.xcom_pull(task_ids="audit")
+    summary = load_summary(Path(path)) if path else None
+    if summary is None:
+        raise RuntimeError("no gate summary from the audit in this run (did the audit fail?): "
+                           "nothing to judge")
+    verdict = check(summary)  # raises GateFailed, naming the findings
+    print(verdict)
+    return verdict
 
 
 def delta_jars() -> str:
@@ -145,18 +182,22 @@ with DAG(
 ) as dag:
     lake = "{{ " + SNAPSHOT + "['lake'] }}"
     snapshot_id = "{{ " + SNAPSHOT + "['snapshot_id'] }}"
+    summary = lake + "/_reports/audit-" + snapshot_id + ".json"
     found = snapshot()
     run = spark_job("run", "run.py", ["{{ " + SNAPSHOT + "['path'] }}", "--lake", lake,
                                       "--snapshot-id", snapshot_id])
-    # A finding is a fact about the data: retrying cannot change it.
     audit = spark_job("audit", "audit.py",
-                      ["--lake", lake, "--snapshot", snapshot_id, "--fail-on", "{{ params.fail_on }}",
-                       TARGET_VERSIONS],
-                      operator=AuditSubmitOperator, retries=0)
+                      ["--lake", lake, "--snapshot", snapshot_id, "--fail-on", "never",
+                       "--gate-on", "{{ params.fail_on }}", "--summary", summary, TARGET_VERSIONS],
+                      operator=AuditSubmitOperator)
+    # The trigger rules: see the module docstring.
     quality = spark_job("quality", "quality.py", ["--lake", lake, "--snapshot-id", snapshot_id],
-                        trigger_rule="none_failed")
+                        trigger_rule="all_done_min_one_success")
     report = spark_job("report", "report.py",
-                       ["--lake", lake, "--snapshot-id", snapshot_id,
+                       ["--lake", lake, "--snapshot-id", snapshot_id, "--audit-summary", summary,
                         "--out", lake + "/_reports/report-" + snapshot_id + ".html"],
-                       trigger_rule="none_failed")
-    found >> run >> audit >> quality >> report
+                       trigger_rule="all_done_min_one_success")
+    verdict = gate()
+    found >> run >> audit >> quality >> report >> verdict
+    run >> [quality, report]  # they need the tables, whatever happened in between
+    audit >> verdict          # the gate judges the audit's summary even when the report crashed

@@ -1,5 +1,7 @@
-"""The Airflow 3 DAG: it parses cleanly (no Spark at parse time), and a real ``airflow dags test``
-runs it end to end on the bundled sample with spark-submit on local[2].
+"""The Airflow 3 DAG: it parses cleanly (no Spark at parse time), and real ``airflow dags test``
+runs on the bundled sample with spark-submit on local[2]: a clean interval passes the gate; the
+same interval judged at a lower ``fail_on`` still gets its quality run and report, then the gate
+task fails the run.
 
 Airflow runs in subprocesses with their own AIRFLOW_HOME (a tmp dir, SQLite), so nothing leaks
 into the test session or the machine.
@@ -12,6 +14,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
@@ -34,6 +37,8 @@ print(json.dumps({
     "downstream": {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks} if dag else None,
     "operators": {t.task_id: type(t).__name__ for t in dag.tasks} if dag else None,
     "retries": {t.task_id: t.retries for t in dag.tasks} if dag else None,
+    "trigger_rules": {t.task_id: getattr(t.trigger_rule, "value", t.trigger_rule)
+                      for t in dag.tasks} if dag else None,
     "params": sorted(dag.params) if dag else None,
     "schedule": str(dag.schedule) if dag else None,
     "heavy_imports": sorted(m for m in sys.modules
@@ -60,12 +65,22 @@ def test_dagbag_imports_the_dag_with_its_tasks_in_order(tmp_path):
     parsed = json.loads(proc.stdout.strip().splitlines()[-1])
     assert parsed["errors"] == {}
     assert parsed["dags"] == ["offsetlake"]
-    assert parsed["downstream"] == {"snapshot": ["run"], "run": ["audit"], "audit": ["quality"],
-                                    "quality": ["report"], "report": []}
+    assert parsed["downstream"] == {"snapshot": ["run"], "run": ["audit", "quality", "report"],
+                                    "audit": ["gate", "quality"], "quality": ["report"],
+                                    "report": ["gate"], "gate": []}
     assert parsed["operators"] == {"snapshot": "_PythonDecoratedOperator",
                                    "run": "SparkSubmitOperator", "audit": "AuditSubmitOperator",
-                                   "quality": "SparkSubmitOperator", "report": "SparkSubmitOperator"}
-    assert parsed["retries"]["run"] == 2 and parsed["retries"]["audit"] == 0  # conf/: retries 2
+                                   "quality": "SparkSubmitOperator", "report": "SparkSubmitOperator",
+                                   "gate": "_PythonDecoratedOperator"}
+    # quality, report and gate run once run succeeded, whatever the task before them did.
+    assert parsed["trigger_rules"] == {"snapshot": "all_success", "run": "all_success",
+                                       "audit": "all_success",
+                                       "quality": "all_done_min_one_success",
+                                       "report": "all_done_min_one_success",
+                                       "gate": "all_done_min_one_success"}
+    # conf/: retries 2; a finding does not go away on retry.
+    assert parsed["retries"] == {"snapshot": 2, "run": 2, "audit": 2, "quality": 2, "report": 2,
+                                 "gate": 0}
     assert parsed["params"] == ["fail_on", "kafka_conn_id", "lake", "landing_dir", "source",
                                 "target_versions"]
     assert "@hourly" in parsed["schedule"] or "0 * * * *" in parsed["schedule"]
@@ -96,9 +111,25 @@ def _expected_group_epochs() -> dict:
     return {r["group_id"]: (r["group_epoch"], r["generation"], r["member_count"]) for r in rows}
 
 
-def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
-    """snapshot (landing dir) -> run -> audit (the sample passes --fail-on high) -> quality -> report."""
-    home, landing, lake = tmp_path / "airflow", tmp_path / "landing", tmp_path / "lake"
+@dataclass
+class Interval:
+    """One ``airflow dags test`` of an interval: its task and run states, its log, and what it left
+    in the lake (read at once: a later run of the same interval replaces them)."""
+
+    states: dict[str, str]
+    run_state: str
+    log: str
+    snapshot_id: str
+    summary: dict
+    report: str
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory) -> dict:
+    """An AIRFLOW_HOME migrated once, a landing dir holding the sample, a lake, and an interval
+    that ends after the sample landed (its mtime), so the landing dir has it by then."""
+    tmp = tmp_path_factory.mktemp("airflow-dag")
+    home, landing, lake = tmp / "airflow", tmp / "landing", tmp / "lake"
     landing.mkdir()
     (landing / "kafka-4.3.1").symlink_to(SAMPLE)
     env = {**airflow_env(home), "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
@@ -106,22 +137,54 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     migrate = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], capture_output=True,
                              text=True, env=env, timeout=900)
     assert migrate.returncode == 0, migrate.stderr[-3000:]
-    # The interval ends after the sample landed (its mtime), so the landing dir has it by then.
-    logical = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0,
-                                                                        microsecond=0)
-    # 4.3: the version that wrote the sample, so the downgrade audit has nothing to gate on.
-    conf = {"landing_dir": str(landing), "lake": str(lake), "fail_on": "high",
-            "target_versions": ["4.3"]}
+    logical = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    return {"home": home, "env": env, "landing": landing, "lake": lake, "logical": logical}
+
+
+def dags_test(airflow: dict, conf: dict, *options: str) -> Interval:
+    lake = airflow["lake"]
+    conf = {"landing_dir": str(airflow["landing"]), "lake": str(lake), **conf}
     proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", "offsetlake",
-                           logical.isoformat(), "-c", json.dumps(conf)],
-                          capture_output=True, text=True, env=env, timeout=5400)
+                           airflow["logical"].isoformat(), "-c", json.dumps(conf), *options],
+                          capture_output=True, text=True, env=airflow["env"], timeout=5400)
     log = proc.stdout + proc.stderr
-    with sqlite3.connect(home / "airflow.db") as db:
-        states = dict(db.execute("select task_id, state from task_instance").fetchall())
-    assert states == {"snapshot": "success", "run": "success", "audit": "success",
-                      "quality": "success", "report": "success"}, log[-6000:]
-    [snapshot_dir] = [p.name for p in (lake / "groups").iterdir() if p.name.startswith("snapshot_id=")]
-    snapshot_id = snapshot_dir.split("=", 1)[1]
+    with sqlite3.connect(airflow["home"] / "airflow.db") as db:
+        run_id, run_state = db.execute("select run_id, state from dag_run "
+                                       "order by id desc").fetchone()
+        states = dict(db.execute("select task_id, state from task_instance where run_id = ?",
+                                 (run_id,)).fetchall())
+    snapshots = [p.name for p in (lake / "groups").iterdir() if p.name.startswith("snapshot_id=")]
+    assert len(snapshots) == 1, (snapshots, log[-6000:])
+    snapshot_id = snapshots[0].split("=", 1)[1]
+    reports = lake / "_reports"
+    summary = json.loads((reports / f"audit-{snapshot_id}.json").read_text())
+    report = (reports / f"report-{snapshot_id}.html").read_text()
+    return Interval(states, run_state, log, snapshot_id, summary, report)
+
+
+@pytest.fixture(scope="module")
+def clean_interval(airflow) -> Interval:
+    # 4.3: the version that wrote the sample, so the downgrade audit has nothing to gate on.
+    return dags_test(airflow, {"fail_on": "high", "target_versions": ["4.3"]})
+
+
+@pytest.fixture(scope="module")
+def failing_interval(airflow, clean_interval) -> Interval:
+    """The same interval judged at ``low``: the sample's two OF-05 findings (manual commits of
+    wl-offdel, graded low) reach it. The clean run left this interval's tables, so ``run`` is
+    marked successful instead of ingesting again; every other task runs for real."""
+    return dags_test(airflow, {"fail_on": "low", "target_versions": []},
+                     "--mark-success-pattern", "run")
+
+
+def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, airflow, clean_interval):
+    """snapshot (landing dir) -> run -> audit -> quality -> report -> gate (passes at high)."""
+    interval, lake = clean_interval, airflow["lake"]
+    assert interval.states == {"snapshot": "success", "run": "success", "audit": "success",
+                               "quality": "success", "report": "success", "gate": "success"}, \
+        interval.log[-6000:]
+    assert interval.run_state == "success"
+    snapshot_id = interval.snapshot_id
     assert snapshot_id.startswith("interval-")
     groups = spark.read.format("delta").load(str(lake / "groups")).collect()
     assert {g.group_id: (g.group_epoch, g.generation, g.member_count) for g in groups} == \
@@ -131,5 +194,32 @@ def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, tmp_path):
     assert not [f for f in findings if f.severity in ("high", "critical")]
     quality = json.loads((lake / "_reports" / "quality" / f"{snapshot_id}.json").read_text())
     assert quality["success"] and quality["snapshot_id"] == snapshot_id
-    report = (lake / "_reports" / f"report-{snapshot_id}.html").read_text()
-    assert f"snapshot {snapshot_id}" in report and "wl-consumer" in report
+    assert (interval.summary["snapshot_id"], interval.summary["fail_on"],
+            interval.summary["gating"], interval.summary["verdict"]) == \
+        (snapshot_id, "high", 0, "pass")
+    assert f"snapshot {snapshot_id}" in interval.report and "wl-consumer" in interval.report
+    assert "<p class='ok'>Gate: pass — no finding at or above high</p>" in interval.report
+    assert "Gate: pass — no finding at or above high" in interval.log
+
+
+def test_findings_at_fail_on_fail_the_run_after_quality_and_report(failing_interval):
+    interval = failing_interval
+    assert interval.states == {"snapshot": "success", "run": "success", "audit": "success",
+                               "quality": "success", "report": "success", "gate": "failed"}, \
+        interval.log[-6000:]
+    assert interval.run_state == "failed"
+    summary = dict(interval.summary)
+    first = summary.pop("first")
+    assert summary == {"snapshot_id": interval.snapshot_id, "fail_on": "low",
+                       "counts": {"critical": 0, "high": 0, "medium": 0, "low": 2, "info": 3},
+                       "gating": 2, "verdict": "fail"}
+    assert [(f["rule_id"], f["severity"], f["group_id"], f["message"].split(" while ")[0])
+            for f in first] == [
+        ("OF-05", "low", "wl-offdel", "offset for wl-events-0 committed at log offset 50"),
+        ("OF-05", "low", "wl-offdel", "offset for wl-events-1 committed at log offset 51")]
+    # The report of this run (the clean run's said pass) shows the verdict the gate failed on.
+    assert "<p class='bad'>Gate: FAIL — 2 findings at or above low</p>" in interval.report
+    assert "<td>OF-05</td><td>low</td><td>wl-offdel</td>" in interval.report
+    assert f"Gate: FAIL — 2 findings at or above low in snapshot {interval.snapshot_id}; " \
+           "5 findings counted: 2 low, 3 info" in interval.log
+    assert "OF-05 low wl-offdel: offset for wl-events-0 committed at log offset 50" in interval.log
