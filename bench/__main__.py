@@ -9,6 +9,8 @@ under ``.cache/bench/``), so machine noise hits the pipeline and its baselines a
   copy run in the same session after ``run`` (its JVM warmed up by the run);
   ``end_to_end_ratio_cold_copy``: the copy in a new process and session, as a user runs one
   (:mod:`bench.cold_copy`), so both sides pay for starting and warming up a JVM;
+* ``audit_seconds`` and ``audit_ratio`` (audit / run): ``offsetlake audit --target-version all``
+  on the lake the run wrote, in its own process as a user runs it (session start included);
 * ``stage_seconds``: session start, ingest, decode, replay, copy;
 * ``dump_records_per_s`` (``offsetlake dump``) and ``kafka_dump_log_records_per_s`` (Kafka's
   ``DumpLogSegments --offsets-decoder``, jars of the integration suite) on the same files;
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +39,8 @@ from bench.measure import (RssSampler, cold_copy, kafka_dump, offsetlake_dump, p
 from bench.snapshot import ensure_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = ("records", "end_to_end_ratio", "run_seconds", "copy_seconds", "end_to_end_ratio_cold_copy",
+ROWS = ("records", "end_to_end_ratio", "run_seconds", "audit_seconds", "audit_ratio",
+        "copy_seconds", "end_to_end_ratio_cold_copy",
         "copy_cold_seconds", "floor_ratio_raw_records", "floor_ratio_bronze", "run_records_per_s",
         "ingest_records_per_s", "pure_decode_records_per_s_per_core", "dump_records_per_s",
         "kafka_dump_log_records_per_s", "driver_peak_rss_mb", "python_workers_peak_rss_mb")
@@ -58,6 +62,7 @@ def spark_part(snapshot: Path, work: Path, result: dict) -> None:
         copy = plain_copy(spark, lake, "bench")
         spark.stop()
     cold = cold_copy(lake, "bench")
+    audit = audit_seconds(lake)
     records = report.ingest.records_read
     stages = {"session_start": session, **report.stage_seconds, "plain_copy": copy,
               "plain_copy_cold": cold["copy"], "session_start_cold_copy": cold["session_start"]}
@@ -68,10 +73,25 @@ def spark_part(snapshot: Path, work: Path, result: dict) -> None:
         "end_to_end_ratio": (session + run) / (session + copy),
         "copy_cold_seconds": cold_seconds,
         "end_to_end_ratio_cold_copy": (session + run) / cold_seconds,
+        "audit_seconds": round(audit, 2), "audit_ratio": audit / (session + run),
         "run_records_per_s": records / (session + run),
         "ingest_records_per_s": records / stages["ingest"],
         "driver_peak_rss_mb": round(rss.jvm_peak), "python_workers_peak_rss_mb": round(rss.workers_peak),
         "stage_seconds": {k: round(v, 2) for k, v in stages.items()}})
+
+
+def audit_seconds(lake: Path) -> float:
+    """``offsetlake audit --target-version all`` on the bench lake, as a user runs it: its own
+    process and session, every release line judged, the findings written and printed."""
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "jobs.cli", "audit", "--lake", str(lake),
+                           "--snapshot", "bench", "--target-version", "all", "--fail-on", "never",
+                           "--format", "json"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench: the audit failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return seconds
 
 
 def measure(records: int, skip_dump: bool, floor: bool = False) -> dict:

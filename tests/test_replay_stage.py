@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from jobs.stages.decode import decode_rows
 from jobs.stages.ingest import plan_tasks
-from jobs.stages.replay import (OUTPUT_ROWS, WIDE_SCHEMA, replay_group_arrow,
-                                replay_sorted_groups)
+from jobs.stages.grouping import OUTPUT_ROWS
+from jobs.stages.replay import WIDE_SCHEMA, replay_group_arrow, replay_sorted_groups
 from jobs.stages.segment_rows import RECORD, ReadLimits, read_tasks
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
@@ -68,9 +68,10 @@ def test_groups_cut_across_batches_replay_as_each_group_alone(events, alone, cut
 
 
 def test_one_event_per_batch_and_no_events(events, alone, monkeypatch):
+    import jobs.stages.grouping as grouping
     import jobs.stages.replay as replay
 
-    monkeypatch.setattr(replay, "OUTPUT_ROWS", 1)   # hand on after every group
+    monkeypatch.setattr(grouping, "OUTPUT_ROWS", 1)   # hand on after every group
     out = list(replay.replay_sorted_groups(iter(events.to_batches(max_chunksize=1))))
     assert len(out) >= 5 and _rows(pa.Table.from_batches(out, WIDE_SCHEMA)) == alone
     assert list(replay_sorted_groups(iter([]))) == []

@@ -1,10 +1,11 @@
 """Audit stage in Spark: the lake's ``records`` and ``raw_records`` of a snapshot → ``findings``.
 
 Groups are audited in parallel, each on an executor by the pure code of :mod:`jobs.audits`
-(``applyInArrow`` over each group's events, :mod:`jobs.stages.group_events`: offset commits as
-the replay resolved them, membership records, markers). What one group cannot
-know is computed once per snapshot on the driver and shipped with the function: the fencing
-regime, the compacted ranges of each partition, the snapshot time and every topic id/name pair
+(:func:`jobs.stages.grouping.map_groups` over each group's events,
+:mod:`jobs.stages.group_events`: offset commits as the replay resolved them, membership records,
+markers). What one group cannot know is computed once per snapshot on the driver and shipped
+with the function: the fencing regime, the compacted ranges of each partition, the snapshot
+time and every topic id/name pair
 the lake knows (so a group that never committed still gets topic names).
 
 :func:`audit_lake` is the audit's API (``offsetlake audit`` and ``offsetlake run --audit`` call
@@ -24,6 +25,7 @@ import pyarrow as pa
 from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
 from jobs.lake.findings import FINDINGS, findings_ddl
 from jobs.stages.group_events import arrow_events, group_event_rows
+from jobs.stages.grouping import map_groups
 
 OUTPUT_DDL = "row string"
 DOWNGRADE_FINDINGS = "downgrade_findings"
@@ -32,7 +34,7 @@ NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name")
 
 
 def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], snapshot_time_ms):
-    """The applyInArrow function, closed over the snapshot-wide facts."""
+    """The per-group function, closed over the snapshot-wide facts."""
     names = {uuid.UUID(tid): name for tid, name in topic_names.items()}
 
     def body(events: pa.Table) -> pa.Table:
@@ -103,8 +105,8 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
     regime = regime or snapshot_regime(records)
     snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
-    found = group_event_rows(records, raw, commits).groupBy("partition", "group_id").applyInArrow(
-        body, OUTPUT_DDL)
+    found = map_groups(group_event_rows(records, raw, commits), ["partition", "group_id"], body,
+                       OUTPUT_DDL)
     return (found.select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
 

@@ -1,11 +1,12 @@
 """Downgrade stage in Spark: ``raw_records`` -> ``downgrade_findings`` rows for some targets.
 
 Two Arrow bodies, both pure code from :mod:`jobs.audits`: ``mapInArrow`` turns raw rows into
-record facts (:func:`jobs.audits.downgrade_facts.facts_from_arrow`); ``applyInArrow`` per
-``(partition, group_id)`` marks liveness (every record of a key shares its group) and audits the
-group for each target. The facts come from ``raw_records`` rather than ``records``: records that
-matter most here (unknown types, unknown versions) are exactly the ones ``records`` lacks
-(they are in ``quarantine``), and layout and tagged fields need the value bytes.
+record facts (:func:`jobs.audits.downgrade_facts.facts_from_arrow`); then, per
+``(partition, group_id)`` (:func:`jobs.stages.grouping.map_groups`), liveness is marked (every
+record of a key shares its group) and the group audited for each target. The facts come from
+``raw_records`` rather than ``records``: records that matter most here (unknown types, unknown
+versions) are exactly the ones ``records`` lacks (they are in ``quarantine``), and layout and
+tagged fields need the value bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from jobs.audits.downgrade import aggregate, audit_facts
 from jobs.audits.downgrade_facts import FACTS_SCHEMA, facts_from_arrow, facts_from_table, mark_live
 from jobs.audits.downgrade_targets import parse_target
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
+from jobs.stages.grouping import map_groups
 
 RAW_COLUMNS = ("partition", "offset", "key", "value", "producer_id", "is_control", "control_type")
 
@@ -27,7 +29,7 @@ def facts_body(batches):
 
 
 def audit_body(snapshot_id: str, targets: list[str]):
-    """applyInArrow body for one (partition, group): facts -> findings rows."""
+    """The function for one (partition, group): facts -> findings rows."""
     def body(table: pa.Table) -> pa.Table:
         facts = mark_live(facts_from_table(table))
         rows = aggregate(audit_facts(facts, targets), snapshot_id)
@@ -47,11 +49,11 @@ def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versi
 
     targets = [parse_target(t).name for t in target_versions]
     data = raw_df.where(F.col("snapshot_id") == snapshot_id).select(*RAW_COLUMNS)
-    facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA))
-    return (facts.transform(_markers_to_groups)
-            .groupBy("partition", "group_id")
-            .applyInArrow(audit_body(snapshot_id, targets),
-                          from_arrow_schema(DOWNGRADE_FINDINGS_SCHEMA)))
+    # Materialized once: the marker join below reads the facts twice, and each read would
+    # otherwise decode every record again.
+    facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA)).localCheckpoint(eager=True)
+    return map_groups(facts.transform(_markers_to_groups), ["partition", "group_id"],
+                      audit_body(snapshot_id, targets), from_arrow_schema(DOWNGRADE_FINDINGS_SCHEMA))
 
 
 def _markers_to_groups(facts):

@@ -99,8 +99,8 @@ def group_event_rows(records, raw, commits):
         *nulls(("control_type", "key", "value")), "group_id",
         *[F.col(source).alias(name) for source, name in COMMIT_FIELDS])
     data = membership.unionByName(resolved)
-    producers = (data.where(F.col("producer_id").isNotNull()
-                            & (F.col("producer_id") != NO_PRODUCER_ID))
+    producers = (records.where(F.col("producer_id").isNotNull()
+                               & (F.col("producer_id") != NO_PRODUCER_ID))
                  .select("partition", "producer_id", "group_id").distinct())
     markers = (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
                .select(*EVENT_COLUMNS)

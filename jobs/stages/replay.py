@@ -22,6 +22,7 @@ from jobs.replay.context import ReplayContext
 from jobs.replay.offsets import note_commit
 from jobs.replay.tables import build_tables
 from jobs.replay.topics import RESOLVED_TABLES
+from jobs.stages.grouping import each_group, map_groups
 
 GROUP_TABLES = ("groups", "members", "member_assignments", "target_assignments", "epochs",
                 "violations")
@@ -98,54 +99,18 @@ def group_events(membership, touches):
 
 
 def replay_groups(membership, touches):
-    """The wide typed rows of every group table (and ``topic_ids``) of the snapshot.
-
-    The events are spread by group over at least as many tasks as the cluster has cores:
-    adaptive execution would otherwise coalesce the few MiB of membership records of a typical
-    snapshot into one task, which then runs alone on one core (a 2M-record snapshot: 5.8 s with
-    the other core idle). A numbered repartition is never coalesced, and the per-group function
-    sees each group whole either way (a group lives in one ``__consumer_offsets`` partition)."""
-    events = group_events(membership, touches)
-    tasks = events.sparkSession.sparkContext.defaultParallelism
-    return (events.repartition(max(1, tasks), "partition", "group_id")
-            .sortWithinPartitions("partition", "group_id")
-            .mapInArrow(replay_sorted_groups, WIDE_DDL))
+    """The wide typed rows of every group table (and ``topic_ids``) of the snapshot, each group
+    replayed whole on an executor (:func:`jobs.stages.grouping.map_groups`)."""
+    return map_groups(group_events(membership, touches), GROUP_KEYS, replay_group_arrow, WIDE_DDL)
 
 
-OUTPUT_ROWS = 10_000   # wide rows a replay task hands Spark at a time (at least one group's)
+GROUP_KEYS = ["partition", "group_id"]
 
 
 def replay_sorted_groups(batches):
     """mapInArrow body: events sorted by group, each group replayed whole by
-    :func:`replay_group_arrow` as soon as its last row has arrived. One call per task, not per
-    group: Spark's per-group ``applyInArrow`` spent more time handing over the groups (about
-    5,000 in a 2M-record snapshot) than replaying them."""
-    group, key, done, rows = [], None, [], 0
-
-    def replay():
-        nonlocal rows
-        done.append(replay_group_arrow(pa.Table.from_batches(group)))
-        rows += done[-1].num_rows
-
-    for batch in batches:
-        keys = list(zip(batch.column("partition").to_pylist(), batch.column("group_id").to_pylist()))
-        start = 0
-        for i in range(1, len(keys) + 1):
-            if i < len(keys) and keys[i] == keys[start]:
-                continue
-            if keys[start] != key and group:
-                replay()
-                group = []
-            key = keys[start]
-            group.append(batch.slice(start, i - start))
-            start = i
-        if rows >= OUTPUT_ROWS:
-            yield from pa.concat_tables(done).to_batches()
-            done, rows = [], 0
-    if group:
-        replay()
-    if done:
-        yield from pa.concat_tables(done).to_batches()
+    :func:`replay_group_arrow` as soon as its last row has arrived."""
+    return each_group(batches, GROUP_KEYS, replay_group_arrow)
 
 
 def replay_groups_here(spark, membership, touches):
