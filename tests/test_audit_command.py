@@ -165,3 +165,29 @@ def test_json_output_carries_the_downgrade_findings_and_verdicts(lakes, capsys):
     assert not verdicts["4.0"]["safe"]
     assert [(p["partition"], p["fate"]) for p in verdicts["4.0"]["partitions"]] == [(0, "fails")]
     assert verdicts["4.0"]["headline"].startswith("safe to downgrade to 4.0: no - partition 0 does not load")
+
+
+def test_run_audit_report_in_one_session(spark, tmp_path, capsys):
+    """``run --audit --report``: the tables, the findings, the gate summary and the page, from one
+    command; its exit code is the audit's gate."""
+    lake, page = tmp_path / "lake", tmp_path / "page.html"
+    sample = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
+    code = offsetlake(["run", str(sample), "--lake", str(lake), "--audit", "--fail-on", "low",
+                       "--target-version", "4.0", "--report", str(page)])
+    out = capsys.readouterr().out
+    assert code == EXIT_FINDINGS
+    assert "OF-05  low      violation wl-offdel  @1:50" in out
+    assert "safe to downgrade to 4.0: no" in out
+    summary = json.loads((lake / "_reports" / "audit-kafka-4.3.1.json").read_text())
+    # the two OF-05 and the 4.0 load failure (critical)
+    assert (summary["verdict"], summary["gating"], summary["fail_on"]) == ("fail", 3, "low")
+    assert "Gate: FAIL" in page.read_text()
+    assert {r["rule_id"] for r in read_snapshot(spark, lake, FINDINGS, "kafka-4.3.1").collect()} \
+        == {"OF-05", "WIN-01"}
+
+
+def test_run_target_version_needs_audit(tmp_path, capsys):
+    sample = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
+    assert offsetlake(["run", str(sample), "--lake", str(tmp_path), "--target-version",
+                       "4.0"]) == 2
+    assert "--target-version needs --audit" in capsys.readouterr().err

@@ -17,7 +17,7 @@ INTRO = """\
 
 `offsetlake audit --lake LAKE` replays every group of a snapshot record by record and checks the
 rules below; each breach is a row of the `findings` Delta table (written with `replaceWhere` on
-the snapshot id) and a line of the command's output. The exit code gates a pipeline: 3 when a
+the snapshot id) and a line of the command's output. The exit code gates a pipeline: 8 when a
 finding at or above `--fail-on` (default `high`) exists, 0 when none.
 
 Offset-commit records carry no member id or epoch, so the fencing rules (OF-, TX-03) correlate

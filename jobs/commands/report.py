@@ -27,28 +27,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.commands.inputs import EXIT_USAGE, fail, open_snapshot
-    from jobs.lake.views import register_lake, report_dir
-    from jobs.quality.runner import load_result, result_path
-    from jobs.report.data import collect
-    from jobs.report.gate import load_summary, summary_path
-    from jobs.report.page import render
+    from jobs.commands.inputs import open_snapshot
 
     cfg = load_config().with_lake(args.lake)
     opened = open_snapshot("report", cfg, args.snapshot_id)
     if isinstance(opened, int):
         return opened
     spark, snapshot_id, snapshots = opened
+    return write_report(spark, cfg, snapshot_id, snapshots, args.out, args.audit_summary)
+
+
+def write_report(spark, cfg, snapshot_id: str, snapshots: list[str], out: str | None = None,
+                 audit_summary: str | None = None, prog: str = "report") -> int:
+    """Write the snapshot's page (``out``, default ``<report dir>/report-<snapshot>.html``) in
+    ``spark``'s session, say where on stdout, return the exit code. ``offsetlake run --report``
+    calls it in the run's own session."""
+    from jobs.commands.inputs import EXIT_USAGE, fail
+    from jobs.lake.views import register_lake, report_dir
+    from jobs.quality.runner import load_result, result_path
+    from jobs.report.data import collect
+    from jobs.report.gate import load_summary, summary_path
+    from jobs.report.page import render
+
     reports = report_dir(cfg.lake_path)
-    summary = Path(args.audit_summary) if args.audit_summary else summary_path(reports, snapshot_id)
+    summary = Path(audit_summary) if audit_summary else summary_path(reports, snapshot_id)
     gate = load_summary(summary)
     if gate is not None and gate["snapshot_id"] != snapshot_id:
-        return fail("report", f"{summary} is the audit summary of snapshot {gate['snapshot_id']}, "
-                              f"not {snapshot_id}", EXIT_USAGE)
+        return fail(prog, f"{summary} is the audit summary of snapshot {gate['snapshot_id']}, "
+                          f"not {snapshot_id}", EXIT_USAGE)
     catalog = register_lake(spark, cfg.lake_path, snapshot_id)
     data = collect(spark, snapshot_id, catalog.placeholders, snapshots)
     quality = load_result(result_path(reports, snapshot_id))
-    out = Path(args.out) if args.out else reports / f"report-{snapshot_id}.html"
+    out = Path(out) if out else reports / f"report-{snapshot_id}.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(data, quality, gate), encoding="utf-8")
     print(f"report {snapshot_id}: {out} ({out.stat().st_size} bytes; {len(data.groups)} groups, "

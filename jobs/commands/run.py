@@ -1,4 +1,6 @@
-"""``offsetlake run``: ingest, decode and replay a snapshot into the lake's tables.
+"""``offsetlake run``: ingest, decode and replay a snapshot into the lake's tables; with
+``--audit`` also audit it, with ``--report`` also write its page, all in the run's one session
+(one JVM start; the audit and the report read the tables the run has just written).
 
 Also the spark-submit entry point: ``spark-submit jobs/commands/run.py SNAPSHOT --lake LAKE``.
 The stages are ordered by :func:`jobs.stages.pipeline.run_pipeline`.
@@ -9,8 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jobs.runtime.config import load_config
+from jobs.audits.registry import SEVERITIES
 from jobs.commands.inputs import EXIT_CODES_HELP
+from jobs.runtime.config import load_config
 
 EXIT_CODES = EXIT_CODES_HELP  # jobs.cli puts it in this command's --help
 
@@ -22,15 +25,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", help="lake directory (default: lake.path in conf/)")
     parser.add_argument("--snapshot-id", help="id of this snapshot (default: the directory name); "
                                               "running the same id again replaces its rows")
+    parser.add_argument("--audit", action="store_true",
+                        help="then audit the snapshot as 'offsetlake audit' does (findings printed, "
+                             "its gate summary kept for the report; exit 8 on findings at or above "
+                             "--fail-on)")
+    parser.add_argument("--target-version", metavar="V", action="append", default=[],
+                        help="with --audit: also judge downgrade readiness to Kafka V, or 'all'")
+    parser.add_argument("--fail-on", metavar="SEVERITY", default="high",
+                        choices=[*SEVERITIES, "never"],
+                        help="with --audit: the gate's threshold (default: high)")
+    parser.add_argument("--report", metavar="PATH", nargs="?", const="",
+                        help="then write the snapshot's HTML report to PATH (default: the lake's "
+                             "report dir)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from jobs.commands.inputs import EXIT_FAILED, EXIT_OK, check_inputs, write_lake
+    from jobs.commands.inputs import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, check_inputs, fail,
+                                      write_lake)
 
     cfg = load_config().with_lake(args.lake)
     refused = check_inputs("run", args.paths)
     if refused is not None:
         return refused
+    if args.target_version and not args.audit:
+        return fail("run", "--target-version needs --audit", EXIT_USAGE)
+    from jobs.commands.audit import _targets
+
+    targets = _targets(args.target_version)
+    if targets is None:
+        return EXIT_USAGE
 
     def job() -> int:
         from jobs.runtime.session import get_spark
@@ -41,9 +64,34 @@ def run(args: argparse.Namespace) -> int:
                           short=read_in_driver(args.paths, cfg.ingest))
         report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
         print(report.summary())
-        return EXIT_OK if report.reconciled else EXIT_FAILED
+        code = EXIT_OK if report.reconciled else EXIT_FAILED
+        if args.audit:
+            code = max(code, _audit(spark, cfg, report.snapshot_id, args))
+        if args.report is not None:
+            from jobs.commands.report import write_report
+            from jobs.lake.views import snapshot_ids
+
+            written = write_report(spark, cfg, report.snapshot_id, snapshot_ids(spark, cfg.lake_path),
+                                   args.report or None, prog="run")
+            code = code or written
+        return code
 
     return write_lake("run", cfg.lake_path, job)
+
+
+def _audit(spark, cfg, snapshot_id: str, args: argparse.Namespace) -> int:
+    """The audit of the snapshot just written, printed and gated as ``offsetlake audit`` does; its
+    gate summary goes where the report looks for it."""
+    from jobs.commands.audit import _targets, present
+    from jobs.lake.views import report_dir
+    from jobs.report.gate import summary_path
+    from jobs.stages.audit import audit_lake
+
+    result = audit_lake(spark, cfg.lake_path, snapshot_id, _targets(args.target_version))
+    shown = argparse.Namespace(group=[], rule=[], format="table", fail_on=args.fail_on,
+                               gate_on=None,
+                               summary=str(summary_path(report_dir(cfg.lake_path), snapshot_id)))
+    return present(result, shown)
 
 
 def main(argv: list[str] | None = None) -> int:
