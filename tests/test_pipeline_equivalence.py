@@ -23,6 +23,7 @@ from decoders.log import batch_positions, iter_segment
 from decoders.log.writer import encode_batch
 from jobs.lake import read_snapshot
 from jobs.replay import ABORT, COMMIT, TABLE_COLUMNS, replay_partition
+from jobs.replay.events import group_id_of
 from jobs.replay.source import events_from_partition_dir
 from jobs.replay.topics import fill_topic_names, merge_topic_names
 from jobs.stages.pipeline import run_pipeline
@@ -186,3 +187,56 @@ def test_driver_and_executors_write_identical_tables(spark, damaged, tmp_path, m
             assert rows["driver"] and rows["driver"] == rows[where], (table, where)
             if table == "records":  # a VARIANT compares by its JSON text
                 assert texts["driver"] == texts[where], where
+
+
+def _marker_routing_of_the_spark_audit(events):
+    """Events per (partition, group), every marker handed to every group its producer wrote
+    records for in the partition, as ``jobs.stages.group_events`` does. (``split_by_group`` hands a
+    marker only to groups with records of the producer since its previous marker, and on the
+    randomised transactional scenarios the audit's TX-01/TX-03/OF-03 findings then differ: an open
+    question, see the note of issue 24. Both audits read the same events here.)"""
+    groups: dict[tuple, list] = {}
+    writers: dict[tuple, set] = {}
+    for e in events:
+        if not e.is_marker:
+            groups.setdefault((e.partition, group_id_of(e.record)), []).append(e)
+            if e.producer_id != -1:
+                writers.setdefault((e.partition, e.producer_id), set()).add(group_id_of(e.record))
+    for e in events:
+        if e.is_marker:
+            for group_id in writers.get((e.partition, e.producer_id), ()):
+                groups[(e.partition, group_id)].append(e)
+    return [sorted(evs, key=lambda e: e.offset) for evs in groups.values()]
+
+
+def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
+    """The audit reads commits from ``offset_commits`` and membership records from ``records``:
+    its findings and downgrade findings equal the pure audits of the segment files, group by
+    group, under the snapshot-wide facts the stage decides (regime, topic names, compacted
+    ranges, time)."""
+    from jobs.audits.downgrade import aggregate, audit_facts
+    from jobs.audits.downgrade_facts import facts_from_partition_dir, mark_live
+    from jobs.audits.engine import audit_group
+    from jobs.audits.evidence import LogCoverage
+    from jobs.stages.audit import audit_lake
+
+    root, lake, _ = generated
+    targets = ["2.2", "3.9+new-coordinator", "4.0", "4.3"]
+    result = audit_lake(spark, lake, "eq", targets)
+    directories = sorted(root.glob("__consumer_offsets-*"))
+    events = [e for d in directories for e in events_from_partition_dir(d)]
+    names = merge_topic_names(replay_partition(events_from_partition_dir(d)).topic_names
+                              for d in directories)
+    coverage, last = LogCoverage.from_events(events), max(e.timestamp for e in events)
+    expected = [dict(f, details=json.loads(f["details"]) if isinstance(f["details"], str)
+                     else f["details"])
+                for group in _marker_routing_of_the_spark_audit(events)
+                for f in audit_group(group, regime=result.regime, topic_names=names,
+                                     coverage=coverage, snapshot_time_ms=last)]
+    got = [dict(f, details=json.loads(f["details"] or "null")) for f in result.findings]
+    assert {f["rule_id"] for f in expected} >= {"OF-01", "OF-03", "TX-01", "TX-02", "TX-03"}
+    assert _canon(got) == _canon(json.loads(json.dumps(expected, default=str)))
+
+    facts = [f for d in directories for f in facts_from_partition_dir(d)]
+    pure = aggregate(audit_facts(mark_live(facts), targets), "eq")
+    assert pure and _canon(result.downgrade_findings) == _canon(pure)
