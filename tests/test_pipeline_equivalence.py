@@ -23,7 +23,6 @@ from decoders.log import batch_positions, iter_segment
 from decoders.log.writer import encode_batch
 from jobs.lake import read_snapshot
 from jobs.replay import ABORT, COMMIT, TABLE_COLUMNS, replay_partition
-from jobs.replay.events import group_id_of
 from jobs.replay.source import events_from_partition_dir
 from jobs.replay.topics import fill_topic_names, merge_topic_names
 from jobs.stages.pipeline import run_pipeline
@@ -189,26 +188,6 @@ def test_driver_and_executors_write_identical_tables(spark, damaged, tmp_path, m
                 assert texts["driver"] == texts[where], where
 
 
-def _marker_routing_of_the_spark_audit(events):
-    """Events per (partition, group), every marker handed to every group its producer wrote
-    records for in the partition, as ``jobs.stages.group_events`` does. (``split_by_group`` hands a
-    marker only to groups with records of the producer since its previous marker, and on the
-    randomised transactional scenarios the audit's TX-01/TX-03/OF-03 findings then differ: an open
-    question, see the note of issue 24. Both audits read the same events here.)"""
-    groups: dict[tuple, list] = {}
-    writers: dict[tuple, set] = {}
-    for e in events:
-        if not e.is_marker:
-            groups.setdefault((e.partition, group_id_of(e.record)), []).append(e)
-            if e.producer_id != -1:
-                writers.setdefault((e.partition, e.producer_id), set()).add(group_id_of(e.record))
-    for e in events:
-        if e.is_marker:
-            for group_id in writers.get((e.partition, e.producer_id), ()):
-                groups[(e.partition, group_id)].append(e)
-    return [sorted(evs, key=lambda e: e.offset) for evs in groups.values()]
-
-
 def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
     """The audit reads commits from ``offset_commits`` and membership records from ``records``:
     its findings and downgrade findings equal the pure audits of the segment files, group by
@@ -218,6 +197,7 @@ def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
     from jobs.audits.downgrade_facts import facts_from_partition_dir, mark_live
     from jobs.audits.engine import audit_group
     from jobs.audits.evidence import LogCoverage
+    from jobs.replay import split_by_group
     from jobs.stages.audit import audit_lake
 
     root, lake, _ = generated
@@ -230,7 +210,8 @@ def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
     coverage, last = LogCoverage.from_events(events), max(e.timestamp for e in events)
     expected = [dict(f, details=json.loads(f["details"]) if isinstance(f["details"], str)
                      else f["details"])
-                for group in _marker_routing_of_the_spark_audit(events)
+                for directory in directories
+                for group in split_by_group(events_from_partition_dir(directory))[0].values()
                 for f in audit_group(group, regime=result.regime, topic_names=names,
                                      coverage=coverage, snapshot_time_ms=last)]
     got = [dict(f, details=json.loads(f["details"] or "null")) for f in result.findings]
