@@ -73,17 +73,27 @@ def combine_regimes(consumer_relaxed: bool, streams_relaxed: bool) -> str:
 
 
 def detect_regime(events: Iterable) -> str:
-    """The regime per group type (:func:`combine_regimes`) from the current-assignment records
-    that carry AssignmentEpochs."""
+    """The regime per group type (:func:`combine_regimes`) of replay events (:func:`regime_of`
+    over their current-assignment records)."""
+    return regime_of((r.record_type, r.value) for r in
+                     (getattr(event, "record", None) for event in events)
+                     if getattr(r, "record_type", None) in CURRENT_ASSIGNMENT_TYPES)
+
+
+def regime_of(values: Iterable[tuple[int, dict | None]]) -> str:
+    """The one definition of a snapshot's regime per group type (:func:`combine_regimes`):
+    ``(record type, value)`` of its current-assignment records (types 8 and 22); a type counts
+    once one of its records carries AssignmentEpochs. The audit stage feeds it the ``records``
+    table's values, :func:`detect_regime` replay events."""
     found = set()
-    for event in events:
-        record = getattr(event, "record", None)
-        record_type = getattr(record, "record_type", None)
+    for record_type, value in values:
         if record_type not in CURRENT_ASSIGNMENT_TYPES or record_type in found:
             continue
-        value = record.value or {}
+        value = value or {}
         for field in ("assignedPartitions", "partitionsPendingRevocation", "activeTasks",
                       "activeTasksPendingRevocation"):
             if any(entry.get("assignmentEpochs") for entry in value.get(field) or ()):
                 found.add(record_type)
+        if found >= set(CURRENT_ASSIGNMENT_TYPES):
+            break
     return combine_regimes(8 in found, 22 in found)

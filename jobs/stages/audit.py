@@ -67,17 +67,17 @@ def compacted_ranges(raw) -> dict[int, list[tuple[int, int]]]:
 
 
 def snapshot_regime(records) -> str:
-    """The fencing regime per group type (:func:`jobs.audits.validators.combine_regimes`): which
-    current-assignment types (8, 22) carry AssignmentEpochs in this snapshot."""
+    """The fencing regime per group type: :func:`jobs.audits.validators.regime_of` over the
+    snapshot's current-assignment records (types 8 and 22, a few per member; ``records.value``
+    holds ``{"version", "data"}``), read on the driver until both types are decided."""
     from pyspark.sql import functions as F
 
-    from jobs.audits.validators import combine_regimes
+    from jobs.audits.validators import regime_of
 
-    explicit = (records.where(F.col("record_type").isin(8, 22))
-                .where(F.to_json("value").rlike('"assignmentEpochs":\\[-?[0-9]'))
-                .groupBy("record_type").count().collect())
-    types = {row["record_type"] for row in explicit}
-    return combine_regimes(8 in types, 22 in types)
+    rows = (records.where(F.col("record_type").isin(8, 22))
+            .select("record_type", F.to_json(F.variant_get("value", "$.data", "variant"))
+                    .alias("data")).toLocalIterator())
+    return regime_of((row["record_type"], json.loads(row["data"] or "null")) for row in rows)
 
 
 def lake_topic_names(tables: dict) -> dict[str, str]:
