@@ -115,10 +115,10 @@ def test_a_lake_without_tables_or_snapshot_is_nothing_to_read_not_findings(lakes
 
 def test_all_expands_to_every_release_line_once():
     from jobs.audits.downgrade_targets import ALL_TARGETS
-    from jobs.commands.audit import _targets
+    from jobs.commands.audit import parse_targets
 
-    assert _targets(["4.0", "all", "4.0"]) == ["4.0", *[t for t in ALL_TARGETS if t != "4.0"]]
-    assert _targets(["banana"]) is None
+    assert parse_targets(["4.0", "all", "4.0"]) == ["4.0", *[t for t in ALL_TARGETS if t != "4.0"]]
+    assert parse_targets(["banana"]) is None
 
 
 @pytest.mark.submit

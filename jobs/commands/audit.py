@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print("offsetlake audit: --summary needs --snapshot (the summary names its snapshot)",
               file=sys.stderr)
         return EXIT_USAGE
-    targets = _targets(args.target_version)
+    targets = parse_targets(args.target_version)
     if targets is None:
         return EXIT_USAGE
     from jobs.runtime.session import get_spark
@@ -147,7 +147,7 @@ def write_summary(path: Path, snapshot_id: str, rows: list[dict], gate_on: str) 
     path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _targets(texts: list[str]) -> list[str] | None:
+def parse_targets(texts: list[str]) -> list[str] | None:
     """The downgrade targets named (``all``: every release line the audit has a profile for),
     or None (said on stderr) when one is not a version the downgrade audit knows."""
     from jobs.audits.downgrade_targets import ALL_TARGETS, parse_target

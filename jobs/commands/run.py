@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
         return refused
     if args.target_version and not args.audit:
         return fail("run", "--target-version needs --audit", EXIT_USAGE)
-    from jobs.commands.audit import _targets
+    from jobs.commands.audit import parse_targets
 
-    targets = _targets(args.target_version)
+    targets = parse_targets(args.target_version)
     if targets is None:
         return EXIT_USAGE
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.summary())
         code = EXIT_OK if report.reconciled else EXIT_FAILED
         if args.audit:
-            code = max(code, _audit(spark, cfg, report.snapshot_id, args))
+            code = max(code, _audit(spark, cfg, report.snapshot_id, targets, args.fail_on))
         if args.report is not None:
             from jobs.commands.report import write_report
             from jobs.lake.views import snapshot_ids
@@ -79,16 +79,16 @@ def run(args: argparse.Namespace) -> int:
     return write_lake("run", cfg.lake_path, job)
 
 
-def _audit(spark, cfg, snapshot_id: str, args: argparse.Namespace) -> int:
+def _audit(spark, cfg, snapshot_id: str, targets: list[str], fail_on: str) -> int:
     """The audit of the snapshot just written, printed and gated as ``offsetlake audit`` does; its
     gate summary goes where the report looks for it."""
-    from jobs.commands.audit import _targets, present
+    from jobs.commands.audit import present
     from jobs.lake.views import report_dir
     from jobs.report.gate import summary_path
     from jobs.stages.audit import audit_lake
 
-    result = audit_lake(spark, cfg.lake_path, snapshot_id, _targets(args.target_version))
-    shown = argparse.Namespace(group=[], rule=[], format="table", fail_on=args.fail_on,
+    result = audit_lake(spark, cfg.lake_path, snapshot_id, targets)
+    shown = argparse.Namespace(group=[], rule=[], format="table", fail_on=fail_on,
                                gate_on=None,
                                summary=str(summary_path(report_dir(cfg.lake_path), snapshot_id)))
     return present(result, shown)

@@ -36,6 +36,7 @@ COMMIT_DDL = {"topic": "string", "topic_partition": "int", "committed_offset": "
               "leader_epoch": "int", "metadata": "string", "commit_timestamp": "bigint",
               "expire_timestamp": "bigint", "topic_id": "string", "record_type": "int",
               "value_version": "int", "is_tombstone": "boolean"}
+RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary"}
 
 
 def arrow_events(events: pa.Table) -> list[ReplayEvent]:
@@ -108,5 +109,3 @@ def group_event_rows(records, raw, commits):
                .select("*", *nulls(COMMIT_DDL)))
     return data.unionByName(markers)
 
-
-RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary"}
