@@ -13,18 +13,11 @@ from collections.abc import Iterable, Iterator
 from decoders import UnknownRecord, decode_record
 from decoders.codec import decode_key, key_group_id
 from decoders.errors import DecodeError
-from decoders.kafka_json import dumps, key_json, value_json
+from decoders.kafka_json import batch_json, dumps, key_json, value_json
 from decoders.log import (CONTROL_TYPE_NAMES, BatchError, LogRecord, RecordBatch, SegmentFile,
                           TruncatedTail, iter_segment, list_segments)
 
 RAW_HEX_LIMIT = 4096
-
-
-def _batch_json(batch: RecordBatch) -> dict:
-    return {"baseOffset": batch.base_offset, "producerId": batch.producer_id,
-            "producerEpoch": batch.producer_epoch, "isTransactional": batch.is_transactional,
-            "isControl": batch.is_control, "compression": batch.compression,
-            "crcValid": batch.crc_valid}
 
 
 def _hex(data: bytes | None) -> str | None:
@@ -67,7 +60,7 @@ def record_objects(partition, batch: RecordBatch) -> Iterator[tuple[dict, int | 
     for control records and for records whose key cannot be read."""
     for record in batch.records:
         obj = {"partition": partition, "offset": record.offset, "timestamp": record.timestamp,
-               "timestampType": batch.timestamp_type, "batch": _batch_json(batch)}
+               "timestampType": batch.timestamp_type, "batch": batch_json(batch)}
         if batch.is_control:
             obj["control"] = {"type": CONTROL_TYPE_NAMES.get(record.control_type, record.control_type),
                               "coordinatorEpoch": record.coordinator_epoch}

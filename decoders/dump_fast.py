@@ -17,7 +17,7 @@ import orjson
 import pyarrow as pa
 
 from decoders.columnar import decode_offset_commits
-from decoders.kafka_json import dumps
+from decoders.kafka_json import batch_json, dumps
 
 CHUNK_RECORDS = 4096
 _ZERO_ID = bytes(16)
@@ -80,7 +80,6 @@ def _columns(chunk) -> dict:
 def fast_lines(chunk, groups, types, describe_record):
     """JSON lines for the records of ``chunk`` (``(segment, data batch)`` pairs), in order,
     after the --group/--type filters; ``describe_record`` is the generic path."""
-    from decoders.dump import _batch_json
 
     if not chunk:
         return
@@ -93,7 +92,7 @@ def fast_lines(chunk, groups, types, describe_record):
     for seg, batch in chunk:
         head = f'{{"partition":{_text(seg.partition)},"offset":'
         tail = (f',"timestampType":{_text(batch.timestamp_type)},'
-                f'"batch":{dumps(_batch_json(batch))},')
+                f'"batch":{dumps(batch_json(batch))},')
         for record in batch.records:
             (handled, record_type, group, topic, partition, tombstone, version, offset, epoch,
              metadata, commit_ts, expire_ts, topic_id) = next(rows)
@@ -115,10 +114,9 @@ def fast_lines(chunk, groups, types, describe_record):
 
 
 def _generic_line(seg, batch, record, groups, types, describe_record):
-    from decoders.dump import _batch_json
 
     obj = {"partition": seg.partition, "offset": record.offset, "timestamp": record.timestamp,
-           "timestampType": batch.timestamp_type, "batch": _batch_json(batch)}
+           "timestampType": batch.timestamp_type, "batch": batch_json(batch)}
     body, record_type, group = describe_record(record)
     if types and record_type not in types:
         return

@@ -89,3 +89,11 @@ def record_json(rec: CoordinatorRecord, *, decode_embedded: bool = False) -> dic
 
 def dumps(obj) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def batch_json(batch) -> dict:
+    """A record batch's header as ``dump`` prints it with each record (``"batch": {...}``)."""
+    return {"baseOffset": batch.base_offset, "producerId": batch.producer_id,
+            "producerEpoch": batch.producer_epoch, "isTransactional": batch.is_transactional,
+            "isControl": batch.is_control, "compression": batch.compression,
+            "crcValid": batch.crc_valid}
