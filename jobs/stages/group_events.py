@@ -24,19 +24,14 @@ from jobs.replay.events import NO_PRODUCER_ID
 
 EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
                  "control_type", "key", "value")
-# offset_commits columns an event row carries (null on the other rows), renamed where they would
-# collide with the log position.
-COMMIT_FIELDS = (("topic", "topic"), ("partition", "topic_partition"),
-                 ("committed_offset", "committed_offset"), ("leader_epoch", "leader_epoch"),
-                 ("metadata", "metadata"), ("commit_timestamp", "commit_timestamp"),
-                 ("expire_timestamp", "expire_timestamp"), ("topic_id", "topic_id"),
-                 ("record_type", "record_type"), ("value_version", "value_version"),
-                 ("is_tombstone", "is_tombstone"))
+# offset_commits columns an event row carries (null on the other rows); the topic's partition is
+# renamed so it cannot be mistaken for the log position.
 COMMIT_DDL = {"topic": "string", "topic_partition": "int", "committed_offset": "bigint",
               "leader_epoch": "int", "metadata": "string", "commit_timestamp": "bigint",
               "expire_timestamp": "bigint", "topic_id": "string", "record_type": "int",
               "value_version": "int", "is_tombstone": "boolean"}
 RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary"}
+_COMMIT_SOURCE = {"topic_partition": "partition"}   # event column -> offset_commits column
 
 
 def arrow_events(events: pa.Table) -> list[ReplayEvent]:
@@ -98,7 +93,7 @@ def group_event_rows(records, raw, commits):
         F.col("log_partition").alias("partition"), F.col("log_offset").alias("offset"),
         F.col("log_timestamp").alias("timestamp"), "producer_id", "is_transactional",
         *nulls(("control_type", "key", "value")), "group_id",
-        *[F.col(source).alias(name) for source, name in COMMIT_FIELDS])
+        *[F.col(_COMMIT_SOURCE.get(name, name)).alias(name) for name in COMMIT_DDL])
     data = membership.unionByName(resolved)
     producers = (records.where(F.col("producer_id").isNotNull()
                                & (F.col("producer_id") != NO_PRODUCER_ID))
