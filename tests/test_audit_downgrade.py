@@ -268,3 +268,35 @@ def test_targets_parse_and_reject():
         parse_target("4.5")
     with pytest.raises(ValueError):
         parse_target("3.5+new")
+
+
+def test_plain_commits_judged_alike_aggregate_as_each_record_judged_alone(tmp_path):
+    """The Spark stage aggregates ``AlikeFindings`` (one finding for a shape's commits); the rows
+    must be those of every record's own finding: commits of two versions interleaved with
+    membership records, some superseded, one deleted, on Scala and Java targets alike."""
+    from jobs.audits.downgrade import AlikeFindings, expand
+
+    s = consumer_group(partition=0)
+    for round_ in range(3):
+        s.offset_commit_version = 3 + round_ % 2
+        s.offset_commit({"foo": {0: 20 + round_, 1: 30 + round_}}).heartbeat("A")
+    s.offset_commit_version = 4
+    s.offset_commit({"foo": {2: 7}}).expire_offsets([("foo", 2)])
+    facts = facts_of(s, tmp_path)
+    targets = ["2.0", "2.8", "3.4.0", "3.9", "4.0", "4.2", "4.3"]
+    alike = audit_facts(facts, targets, alike=True)
+    assert any(isinstance(f, AlikeFindings) and len(f.offsets) > 1 for f in alike)
+    each = audit_facts(facts, targets)
+    assert sorted(expand(alike), key=repr) == sorted(each, key=repr)
+    assert aggregate(alike, "s") == aggregate(each, "s")
+    assert any(r["record_count"] > 1 and r["live_record_count"] < r["record_count"]
+               for r in aggregate(alike, "s"))
+
+
+def test_facts_columns_are_the_record_facts_fields_in_order():
+    """``facts_from_table`` builds ``RecordFacts`` from the Arrow columns by position."""
+    from dataclasses import fields
+
+    from jobs.audits.downgrade_facts import FACTS_SCHEMA, RecordFacts
+
+    assert [f.name for f in fields(RecordFacts)] == FACTS_SCHEMA.names

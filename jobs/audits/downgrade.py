@@ -86,15 +86,41 @@ class Finding:
     detail: str
 
 
-def audit_facts(facts: list[RecordFacts], targets: list[str]) -> list[Finding]:
-    """Findings for every group of some partitions' facts (liveness marked) on each target."""
+@dataclass(frozen=True)
+class AlikeFindings:
+    """The same finding for many records of one group: ``finding`` is the first record's; the
+    others differ only in ``offsets`` and ``live`` (log order). Plain offset commits of one shape
+    fare alike on a target, and one object for them all costs far less than one per record
+    (:func:`jobs.audits.downgrade_verdict.aggregate` reads either; :func:`expand` gives the
+    records' own findings)."""
+
+    finding: Finding
+    offsets: tuple[int, ...]
+    live: tuple[bool, ...]
+
+
+def expand(findings) -> list[Finding]:
+    """Every record's own :class:`Finding`: :class:`AlikeFindings` spelled out."""
+    out = []
+    for f in findings:
+        if isinstance(f, AlikeFindings):
+            out += [replace(f.finding, offset=o, is_live=live) for o, live in zip(f.offsets, f.live)]
+        else:
+            out.append(f)
+    return out
+
+
+def audit_facts(facts: list[RecordFacts], targets: list[str], *, alike: bool = False) -> list:
+    """Findings for every group of some partitions' facts (liveness marked) on each target: one
+    :class:`Finding` per record, or with ``alike`` the plain commits' as :class:`AlikeFindings`
+    (what the Spark stage aggregates)."""
     parsed = [parse_target(t) for t in targets]
     findings = []
     for records in split_by_group(facts).values():
         prepared = PreparedGroup(records)
         for target in parsed:
             findings += prepared.audit(target)
-    return findings
+    return findings if alike else expand(findings)
 
 
 # OffsetCommitValue v0-v4 (type 1): every Java release reads them with today's schema, so a
@@ -141,11 +167,11 @@ class PreparedGroup:
             top = target.max_versions.get(PLAIN_TYPE, 0)
             for (version, _), plain in self.plain.items():
                 if version is not None and version > top:
-                    for f in plain:
-                        out += _version(f, target)
+                    out += _alike(_version(plain[0], target), plain)
         for (_, tags), plain in self.plain.items():
             if tags and _lost_tags(PLAIN_TYPE, tags, target):
-                out += _tag_losses(plain, target)
+                live = [f for f in plain if f.is_live and not f.is_tombstone]
+                out += _alike(_tag_losses(live[:1], target), live)
         if target.coordinator != SCALA:
             out += self._java_break(target)
         return out + _tag_losses(kept, target) + self.behaviour.findings(target)
@@ -177,6 +203,13 @@ class PreparedGroup:
     def _java_break(self, target: Target) -> list[Finding]:
         failure = load(self.load_entries(), java_release(target.release), self.reads).failure
         return [] if failure is None else [_break_finding(self.records, target, failure)]
+
+
+def _alike(findings: list[Finding], records: list[RecordFacts]) -> list[AlikeFindings]:
+    """``findings`` of ``records[0]`` (by shape, every one of ``records`` has them) for all."""
+    offsets = tuple(f.offset for f in records)
+    live = tuple(f.is_live for f in records)
+    return [AlikeFindings(f, offsets, live) for f in findings]
 
 
 def _shape(f: RecordFacts) -> tuple:
@@ -237,7 +270,7 @@ def split_by_group(facts: list[RecordFacts]) -> dict[tuple, list[RecordFacts]]:
 def audit_group(records: list[RecordFacts], target: Target) -> list[Finding]:
     """Findings for one group's records (one partition, log order, liveness marked) on ``target``
     (:func:`audit_facts` prepares each group once for all its targets)."""
-    return PreparedGroup(records).audit(target)
+    return expand(PreparedGroup(records).audit(target))
 
 
 _RULE_OF = {"UnknownRecordVersionException": "DU-2", "java.lang.RuntimeException": "DU-3"}
@@ -327,5 +360,5 @@ def _lost_tags(record_type: int, tagged_fields, target: Target) -> list[str]:
             and ((record_type, path) in TAG_SINCE or path.startswith("?"))]
 
 
-__all__ = ["RULES", "Finding", "audit_facts", "audit_group", "aggregate", "verdict_lines", "BREAK", "DROP",
-           "RESURRECT", "READ_AS_LATEST", "INFO"]
+__all__ = ["RULES", "Finding", "AlikeFindings", "expand", "audit_facts", "audit_group", "aggregate",
+           "verdict_lines", "BREAK", "DROP", "RESURRECT", "READ_AS_LATEST", "INFO"]

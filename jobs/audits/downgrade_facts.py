@@ -208,9 +208,9 @@ def facts_to_arrow(rows: list[RecordFacts]) -> pa.RecordBatch:
 
 
 def facts_from_table(table: pa.Table | pa.RecordBatch) -> Iterator[RecordFacts]:
-    cols = table.to_pydict()
-    for i in range(len(cols["offset"])):
-        row = {name: cols[name][i] for name in FACTS_SCHEMA.names}
-        row["tagged_fields"] = tuple(row["tagged_fields"] or ())
-        row["owned_partitions"] = tuple(row["owned_partitions"] or ())
-        yield RecordFacts(**row)
+    cols = table.select(FACTS_SCHEMA.names).to_pydict()
+    for row in zip(*cols.values()):
+        facts = RecordFacts(*row)
+        facts.tagged_fields = tuple(facts.tagged_fields or ())
+        facts.owned_partitions = tuple(facts.owned_partitions or ())
+        yield facts

@@ -8,8 +8,10 @@ speak per partition.
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections import defaultdict
+from itertools import islice
 
 from jobs.audits.downgrade_targets import group_kind, parse_target
 
@@ -22,27 +24,34 @@ _CONSEQUENCE = {
 
 
 def aggregate(findings, snapshot_id: str) -> list[dict]:
-    """Group :class:`~jobs.audits.downgrade.Finding` objects into table rows (sorted)."""
+    """Group :class:`~jobs.audits.downgrade.Finding` (and ``AlikeFindings``: one finding for
+    many records) objects into table rows (sorted)."""
     buckets: dict[tuple, list] = defaultdict(list)
     for f in findings:
-        buckets[(f.target, f.partition, f.group_id, f.rule_id, f.klass, f.failure_mode,
-                 f.severity)].append(f)
+        offsets, live = (f.offsets, f.live) if hasattr(f, "offsets") else ((f.offset,), (f.is_live,))
+        one = getattr(f, "finding", f)
+        buckets[(one.target, one.partition, one.group_id, one.rule_id, one.klass,
+                 one.failure_mode, one.severity)].append((offsets, live, one))
     rows = []
-    for (target, partition, group_id, rule_id, klass, mode, severity), items in buckets.items():
-        items.sort(key=lambda f: f.offset)
+    for (target, partition, group_id, rule_id, klass, mode, severity), parts in buckets.items():
+        # in log order, as if each record were a finding of its own (a stable sort)
+        parts.sort(key=lambda part: part[0][0])
         types: dict[int, int] = defaultdict(int)
-        for f in items:
-            types[f.record_type] += 1
-        texts = list(dict.fromkeys(f.detail for f in items))
-        live = sum(f.is_live for f in items)
+        for offsets, _, one in parts:
+            types[one.record_type] += len(offsets)
+        texts = list(dict.fromkeys(one.detail for _, _, one in parts))
+        count = sum(len(offsets) for offsets, _, _ in parts)
+        first = parts[0][0][0]
         rows.append({
             "snapshot_id": snapshot_id, "target_version": target, "partition": partition,
             "group_id": group_id, "rule_id": rule_id, "class": klass, "failure_mode": mode,
-            "severity": severity, "record_count": len(items), "live_record_count": live,
-            "first_offset": items[0].offset, "last_offset": items[-1].offset,
-            "evidence_offsets": [f.offset for f in items[:MAX_EVIDENCE]],
+            "severity": severity, "record_count": count,
+            "live_record_count": sum(sum(live) for _, live, _ in parts),
+            "first_offset": first, "last_offset": max(offsets[-1] for offsets, _, _ in parts),
+            "evidence_offsets": list(islice(heapq.merge(*(offsets for offsets, _, _ in parts)),
+                                            MAX_EVIDENCE)),
             "record_types": sorted(types),
-            "message": _message(texts[0], len(items), items[0].offset, group_id),
+            "message": _message(texts[0], count, first, group_id),
             "details": json.dumps({"record_types": {str(k): v for k, v in sorted(types.items())},
                                    "reasons": texts[:5]}, sort_keys=True),
         })

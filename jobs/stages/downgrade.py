@@ -32,7 +32,7 @@ def audit_body(snapshot_id: str, targets: list[str]):
     """The function for one (partition, group): facts -> findings rows."""
     def body(table: pa.Table) -> pa.Table:
         facts = mark_live(facts_from_table(table))
-        rows = aggregate(audit_facts(facts, targets), snapshot_id)
+        rows = aggregate(audit_facts(facts, targets, alike=True), snapshot_id)
         return pa.Table.from_pylist(rows, schema=DOWNGRADE_FINDINGS_SCHEMA)
     return body
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from decoders.codec import CoordinatorRecord, decode_record
 from decoders.records_catalog import RECORD_TYPES
@@ -31,46 +32,76 @@ COMMIT_DDL = {"topic": "string", "topic_partition": "int", "committed_offset": "
               "expire_timestamp": "bigint", "topic_id": "string", "record_type": "int",
               "value_version": "int", "is_tombstone": "boolean"}
 RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary"}
+OFFSET_COMMIT_KEY_TYPES = (bytes([0, 0]), bytes([0, 1]))   # types 0 and 1, big-endian int16
 _COMMIT_SOURCE = {"topic_partition": "partition"}   # event column -> offset_commits column
 
 
 def arrow_events(events: pa.Table) -> list[ReplayEvent]:
-    """One group's event rows (any order) as replay events in log order."""
+    """One group's event rows (any order) as replay events in log order (read column by column:
+    a group's commits are most of a snapshot, and a dict per row would cost more than the audit)."""
     names = [c for c in (*EVENT_COLUMNS, "group_id", *COMMIT_DDL) if c in events.column_names]
-    rows = sorted(events.select(names).to_pylist(), key=lambda r: r["offset"])
+    events = events.select(names)
+    cols = events.take(pc.sort_indices(events, [("offset", "ascending")])).to_pydict()
+    commit_at = _commit_reader(cols)
     replay_events = []
-    for r in rows:
-        if r["control_type"]:
+    for i, (partition, offset, timestamp, producer_id, is_transactional, control_type, key,
+            value) in enumerate(zip(*(cols[c] for c in EVENT_COLUMNS))):
+        if control_type:
             record = None
-        elif r["key"] is not None:
-            record = decode_record(r["key"], r["value"])
+        elif key is not None:
+            record = decode_record(key, value)
         else:
-            record = commit_record(r)
+            record = commit_at(i)
         # A capture cannot see producer ids (null): its records are read_committed, so they
         # replay as the non-transactional writes they now are.
-        producer_id = NO_PRODUCER_ID if r["producer_id"] is None else r["producer_id"]
-        replay_events.append(ReplayEvent(r["partition"], r["offset"], r["timestamp"],
-                                         producer_id, bool(r["is_transactional"]),
-                                         r["control_type"], record))
+        replay_events.append(ReplayEvent(partition, offset, timestamp,
+                                         NO_PRODUCER_ID if producer_id is None else producer_id,
+                                         bool(is_transactional), control_type, record))
     return replay_events
+
+
+def _commit_reader(cols: dict[str, list]):
+    """``i -> commit_record(row i)`` over columns, each topic id parsed once."""
+    topic_ids: dict[str, uuid.UUID] = {}
+    columns: list[list] = []
+
+    def at(i: int) -> CoordinatorRecord:
+        if not columns:   # a group of membership records alone may come without them
+            columns.extend(cols[name] for name in COMMIT_FIELDS)
+        return _commit(*(column[i] for column in columns), topic_ids=topic_ids)
+    return at
+
+
+COMMIT_FIELDS = ("group_id", "topic", "topic_partition", "committed_offset", "leader_epoch",
+                 "metadata", "commit_timestamp", "expire_timestamp", "topic_id", "record_type",
+                 "value_version", "is_tombstone")
 
 
 def commit_record(row: dict) -> CoordinatorRecord:
     """The offset-commit record an ``offset_commits`` row was replayed from: the fields the replay
     and the audit read, as the decoder names them (absent values at Kafka's defaults)."""
-    record_type = row["record_type"]
-    key = {"group": row["group_id"], "topic": row["topic"], "partition": row["topic_partition"]}
+    return _commit(*(row[name] for name in COMMIT_FIELDS))
+
+
+def _commit(group_id, topic, topic_partition, committed_offset, leader_epoch, metadata,
+            commit_timestamp, expire_timestamp, topic_id, record_type, value_version,
+            is_tombstone, topic_ids: dict | None = None) -> CoordinatorRecord:
     value = None
-    if not row["is_tombstone"]:
-        value = {"offset": row["committed_offset"],
-                 "leaderEpoch": -1 if row["leader_epoch"] is None else row["leader_epoch"],
-                 "metadata": row["metadata"], "commitTimestamp": row["commit_timestamp"],
-                 "expireTimestamp": -1 if row["expire_timestamp"] is None
-                 else row["expire_timestamp"]}
-        if row["topic_id"] is not None:
-            value["topicId"] = uuid.UUID(row["topic_id"])
-    return CoordinatorRecord(record_type, RECORD_TYPES[record_type].name, key,
-                             row["value_version"], value)
+    if not is_tombstone:
+        value = {"offset": committed_offset,
+                 "leaderEpoch": -1 if leader_epoch is None else leader_epoch,
+                 "metadata": metadata, "commitTimestamp": commit_timestamp,
+                 "expireTimestamp": -1 if expire_timestamp is None else expire_timestamp}
+        if topic_id is not None:
+            parsed = None if topic_ids is None else topic_ids.get(topic_id)
+            if parsed is None:
+                parsed = uuid.UUID(topic_id)
+                if topic_ids is not None:
+                    topic_ids[topic_id] = parsed
+            value["topicId"] = parsed
+    return CoordinatorRecord(record_type, RECORD_TYPES[record_type].name,
+                             {"group": group_id, "topic": topic, "partition": topic_partition},
+                             value_version, value)
 
 
 def group_event_rows(records, raw, commits):
@@ -81,11 +112,15 @@ def group_event_rows(records, raw, commits):
     def nulls(columns):
         return [F.lit(None).cast(COMMIT_DDL.get(c) or RAW_DDL[c]).alias(c) for c in columns]
 
+    # The same condition on both sides (a key's first two bytes are its record type): the join
+    # then moves the few membership rows, not every raw row with its bytes.
+    raw_membership = raw.where(~F.col("is_control")
+                               & ~F.substring("key", 1, 2).isin(*OFFSET_COMMIT_KEY_TYPES))
     membership = (records.where(~F.col("record_type").isin(0, 1))
                   .select("snapshot_id", "partition", "offset", "group_id")
-                  .join(raw.select("snapshot_id", "partition", "offset", "timestamp",
-                                   "producer_id", "is_transactional", "control_type", "key",
-                                   "value"),
+                  .join(raw_membership.select("snapshot_id", "partition", "offset", "timestamp",
+                                              "producer_id", "is_transactional", "control_type",
+                                              "key", "value"),
                         ["snapshot_id", "partition", "offset"])
                   .drop("snapshot_id")
                   .select("*", *nulls(COMMIT_DDL)))
