@@ -39,6 +39,7 @@ from .columnar import decode_offset_commits
 from .embedded import RENDERED_AS_OBJECTS, expand_embedded
 from .errors import DecodeError, UnknownRecordTypeError
 from .json_text import value_json_text
+from .pylists import binary_list
 from .records_catalog import RECORD_TYPES
 
 OUTPUT_SCHEMA = pa.schema([
@@ -105,14 +106,7 @@ def _pylist(arr: pa.Array) -> list:
     """``arr.to_pylist()`` for a binary array, without Arrow's per-element scalar objects."""
     if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
         return arr.to_pylist()
-    _, offsets, data = arr.buffers()
-    bounds = np.frombuffer(offsets, np.int64 if pa.types.is_large_binary(arr.type) else np.int32)
-    bounds = bounds[arr.offset:arr.offset + len(arr) + 1].tolist()
-    raw = data.to_pybytes() if data is not None else b""
-    out = [raw[start:end] for start, end in zip(bounds, bounds[1:])]
-    if arr.null_count:
-        out = [x if ok else None for x, ok in zip(out, np.asarray(arr.is_valid()).tolist())]
-    return out
+    return binary_list(arr)
 
 
 def _numeric(fast: np.ndarray, fast_valid: np.ndarray, generic: list, rest: np.ndarray) -> pa.Array:

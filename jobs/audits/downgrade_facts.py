@@ -25,6 +25,7 @@ from decoders.columnar import decode_offset_commits
 from decoders.errors import DecodeError
 from decoders.log.segment import iter_partition_dir
 from decoders.log.types import RecordBatch
+from decoders.pylists import table_lists
 from decoders.records_catalog import RECORD_TYPES
 
 
@@ -275,9 +276,10 @@ def facts_to_arrow(rows: list[RecordFacts]) -> pa.RecordBatch:
 
 
 def facts_from_table(table: pa.Table | pa.RecordBatch) -> Iterator[RecordFacts]:
-    cols = table.select(FACTS_SCHEMA.names).to_pydict()
+    """:data:`FACTS_SCHEMA` rows as :class:`RecordFacts` (columns in the fields' order)."""
+    cols = table_lists(table, FACTS_SCHEMA.names)
+    for name in ("tagged_fields", "owned_partitions"):
+        if table.column(name).null_count:
+            cols[name] = [v or () for v in cols[name]]
     for row in zip(*cols.values()):
-        facts = RecordFacts(*row)
-        facts.tagged_fields = tuple(facts.tagged_fields or ())
-        facts.owned_partitions = tuple(facts.owned_partitions or ())
-        yield facts
+        yield RecordFacts(*row)

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from decoders.codec import CoordinatorRecord, decode_record
+from decoders.pylists import table_lists
 from decoders.records_catalog import RECORD_TYPES
 from jobs.replay import ABORT, COMMIT, ReplayEvent
 from jobs.replay.events import NO_PRODUCER_ID
@@ -41,7 +42,7 @@ def arrow_events(events: pa.Table) -> list[ReplayEvent]:
     a group's commits are most of a snapshot, and a dict per row would cost more than the audit)."""
     names = [c for c in (*EVENT_COLUMNS, "group_id", *COMMIT_DDL) if c in events.column_names]
     events = events.select(names)
-    cols = events.take(pc.sort_indices(events, [("offset", "ascending")])).to_pydict()
+    cols = table_lists(events.take(pc.sort_indices(events, [("offset", "ascending")])))
     commit_at = _commit_reader(cols)
     replay_events = []
     for i, (partition, offset, timestamp, producer_id, is_transactional, control_type, key,
