@@ -13,7 +13,7 @@ import pytest
 from decoders.codec import encode_key, encode_value
 from decoders.log.writer import encode_batch
 from jobs.audits.downgrade import audit_facts
-from jobs.audits.downgrade_facts import facts_from_partition_dir
+from support.partition_dirs import facts_from_partition_dir
 from jobs.audits.downgrade_targets import parse_target
 from jobs.audits.downgrade_verdict import aggregate, verdict_lines
 from jobs.audits.registry import RULES

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jobs.audits.downgrade import aggregate, audit_facts
-from jobs.audits.downgrade_facts import facts_from_partition_dir
+from support.partition_dirs import facts_from_partition_dir
 from jobs.lake import RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS
 from jobs.stages.downgrade import downgrade_findings

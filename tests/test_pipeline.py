@@ -10,7 +10,7 @@ from decoders.log.writer import encode_batch
 from jobs.lake import read_snapshot
 from jobs.stages.pipeline import run_pipeline
 from jobs.replay import TABLE_COLUMNS, replay_partition
-from jobs.replay.source import events_from_partition_dir
+from support.partition_dirs import events_from_partition_dir
 from support.scenarios import Scenario
 
 

@@ -23,7 +23,7 @@ from decoders.log import batch_positions, iter_segment
 from decoders.log.writer import encode_batch
 from jobs.lake import read_snapshot
 from jobs.replay import ABORT, COMMIT, TABLE_COLUMNS, replay_partition
-from jobs.replay.source import events_from_partition_dir
+from support.partition_dirs import events_from_partition_dir
 from jobs.replay.topics import fill_topic_names, merge_topic_names
 from jobs.stages.pipeline import run_pipeline
 from support.scenarios import Scenario, ScenarioError
@@ -194,7 +194,8 @@ def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
     group, under the snapshot-wide facts the stage decides (regime, topic names, compacted
     ranges, time)."""
     from jobs.audits.downgrade import aggregate, audit_facts
-    from jobs.audits.downgrade_facts import facts_from_partition_dir, mark_live
+    from jobs.audits.downgrade_facts import mark_live
+    from support.partition_dirs import facts_from_partition_dir
     from jobs.audits.engine import audit_group
     from jobs.audits.evidence import LogCoverage
     from jobs.replay import split_by_group

@@ -9,7 +9,7 @@ import pytest
 
 from decoders.log.segment import iter_partition_dir
 from jobs.replay import replay_partition
-from jobs.replay.source import events_from_partition_dir
+from support.partition_dirs import events_from_partition_dir
 from support.scenarios import Scenario, ScenarioError
 
 T0 = 1_700_000_000_000

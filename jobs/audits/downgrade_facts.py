@@ -5,13 +5,13 @@ record type and value version as read from the first two bytes (even when our ow
 not know them: that is exactly what an older coordinator meets), whether it is a tombstone, its
 group and member, the compaction key, the value layout our decoder matched, the tagged fields it
 carries with a non-default value, and a few replay facts (classic protocol type and member count,
-partitions owned by a type-8 member). The same function serves the pure tests (segment files via
-:func:`facts_from_partition_dir`) and the Spark stage (:func:`facts_from_arrow`).
+partitions owned by a type-8 member). The same function serves the pure tests (framed batches via
+:func:`log_batch_facts`; ``tests/support/partition_dirs.py`` reads the files) and the Spark stage
+(:func:`facts_from_arrow`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from decoders.codec import UnknownRecord, decode_record_shallow, key_group_id
 from decoders.columnar import decode_offset_commits
 from decoders.errors import DecodeError
-from decoders.log.segment import iter_partition_dir
+from decoders.log.layout import CONTROL_TYPE_NAMES
 from decoders.log.types import RecordBatch
 from decoders.pylists import table_lists
 from decoders.records_catalog import RECORD_TYPES
@@ -168,25 +168,19 @@ def mark_live(facts: Iterable[RecordFacts]) -> list[RecordFacts]:
     return ordered
 
 
-def facts_from_partition_dir(directory: str | os.PathLike,
-                             partition: int | None = None) -> list[RecordFacts]:
-    """Facts of every data record and transaction marker in one ``__consumer_offsets-N``
-    directory, liveness marked (markers carry no group: :func:`jobs.audits.downgrade.audit_facts`
-    hands each to the groups of its producer)."""
-    out = []
-    for segment, item in iter_partition_dir(directory, partition):
-        if not isinstance(item, RecordBatch):
-            continue
-        part = segment.partition if partition is None else partition
-        if item.is_control:
-            out += [marker_facts(part, r.offset, item.producer_id, _CONTROL[r.control_type])
-                    for r in item.records if r.control_type in _CONTROL]
-            continue
-        out += [record_facts(part, r.offset, r.key, r.value, item.producer_id) for r in item.records]
-    return mark_live(out)
+def log_batch_facts(batch: RecordBatch, partition: int) -> list[RecordFacts]:
+    """Facts of one batch the segment reader framed (:mod:`decoders.log`): a fact per data
+    record, one per COMMIT/ABORT marker (markers carry no group:
+    :func:`jobs.audits.downgrade.audit_facts` hands each to the groups of its producer).
+    Liveness needs the whole partition: :func:`mark_live`."""
+    if batch.is_control:
+        return [marker_facts(partition, r.offset, batch.producer_id, _CONTROL[r.control_type])
+                for r in batch.records if r.control_type in _CONTROL]
+    return [record_facts(partition, r.offset, r.key, r.value, batch.producer_id)
+            for r in batch.records]
 
 
-_CONTROL = {0: "ABORT", 1: "COMMIT"}
+_CONTROL = CONTROL_TYPE_NAMES
 
 
 def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:

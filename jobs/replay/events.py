@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from decoders.codec import key_group_id
+from decoders.codec import decode_record, key_group_id
 from decoders.log.layout import CONTROL_ABORT, CONTROL_COMMIT, CONTROL_TYPE_NAMES
 
 NO_PRODUCER_ID = -1
@@ -52,3 +52,16 @@ def group_id_of(record: Any) -> str | None:
     """The group a decoded record belongs to; None for an unknown record type (raw key)."""
     key = getattr(record, "key", None)
     return key_group_id(key) if isinstance(key, dict) else None
+
+
+def log_batch_events(batch, partition: int) -> list[ReplayEvent]:
+    """The events of one batch the segment reader framed (:class:`decoders.log.types.RecordBatch`):
+    one per data record (decoded by the codec), one marker per COMMIT or ABORT control record,
+    nothing for other control records."""
+    if batch.is_control:
+        return [ReplayEvent(partition, r.offset, r.timestamp, batch.producer_id,
+                            batch.is_transactional, CONTROL_TYPES[r.control_type], None)
+                for r in batch.records if r.control_type in CONTROL_TYPES]
+    return [ReplayEvent(partition, r.offset, r.timestamp, batch.producer_id,
+                        batch.is_transactional, None, decode_record(r.key, r.value))
+            for r in batch.records]

@@ -26,6 +26,7 @@ from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, committed_rows, replace_snapshot, table_path
 from jobs.stages.segment_rows import (ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, ReadLimits,
                                      read_tasks)
+from jobs.stages.frames import from_arrow_type, local_frame, nullable, session_with
 from jobs.stages.segment_rows import QUARANTINE as QUARANTINE_ROW
 
 INGEST_STAGES = "stage IN ('batch', 'segment')"  # the quarantine rows this job owns
@@ -251,24 +252,6 @@ def read_here(snapshot_id: str, tasks: list[RangeTask], limits: ReadLimits,
     return pa.Table.from_batches(batches, staged_schema(decode))
 
 
-def local_frame(spark, table: pa.Table):
-    """A DataFrame over an Arrow table held by the driver (no Python worker reads it), every
-    column nullable as when it is read back from Parquet."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return spark.createDataFrame(table, nullable(from_arrow_schema(table.schema)))
-
-
-def nullable(schema):
-    """``schema`` with every field, element and map value nullable."""
-    from pyspark.sql.types import StructType
-
-    text = schema.json()
-    for flag in ("nullable", "containsNull", "valueContainsNull"):
-        text = text.replace(f'"{flag}":false', f'"{flag}":true')
-    return StructType.fromJson(json.loads(text))
-
-
 def _arrow_totals(table: pa.Table, decode: bool) -> list[dict]:
     """What the staged rows' ``totals`` query returns, computed on the driver's Arrow table."""
     import pyarrow.compute as pc
@@ -303,12 +286,6 @@ def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
         else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name)
         for f in ROW_SCHEMA])
     return decode_frame(rows, ROW_SCHEMA) if decode else rows
-
-
-def from_arrow_type(dtype):
-    from pyspark.sql.pandas.types import from_arrow_type as convert
-
-    return convert(dtype)
 
 
 def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, decode: bool,
@@ -412,19 +389,6 @@ def read_back(spark, staged: Staged) -> Staged:
     reader = session_with(spark, {_COLUMNAR_CONF[0]: "true",
                                   _COLUMNAR_CONF[1]: str(staged.columnar_rows)})
     return replace(staged, rows=reader.read.schema(staged.rows.schema).parquet(staged.path))
-
-
-def session_with(spark, settings: dict[str, str]):
-    """A new session on ``spark``'s context with every runtime setting of ``spark`` and
-    ``settings`` on top; ``spark`` is left as it is."""
-    session = spark.newSession()
-    for key, value in spark.conf.getAll.items():
-        if key not in settings and spark.conf.isModifiable(key) and \
-                session.conf.get(key, None) != value:
-            session.conf.set(key, value)
-    for key, value in settings.items():
-        session.conf.set(key, value)
-    return session
 
 
 def raw_records_rows(staged):

@@ -24,9 +24,9 @@ from pathlib import Path
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import quarantine_columns, records_columns
-from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, local_frame,
-                                raw_records_rows, read_back, resolve_snapshot_id,
-                                stage_snapshot, staging_dir)
+from jobs.stages.frames import local_frame
+from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
+                                read_back, resolve_snapshot_id, stage_snapshot, staging_dir)
 from jobs.stages.progress import Progress
 
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")

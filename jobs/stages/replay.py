@@ -116,7 +116,7 @@ def replay_sorted_groups(batches):
 def replay_groups_here(spark, membership, touches):
     """:func:`replay_groups` in the driver, for a snapshot held there: the same per-group replay
     (:func:`replay_group_arrow`) over the same events, collected, so no Python worker starts."""
-    from jobs.stages.ingest import local_frame
+    from jobs.stages.frames import local_frame
 
     events = group_events(membership, touches).toArrow()
     groups: dict[tuple, list[int]] = {}

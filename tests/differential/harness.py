@@ -17,7 +17,7 @@ from pathlib import Path
 from decoders.log.segment import iter_partition_dir
 from decoders.log.types import RecordBatch
 from jobs.audits.downgrade import BREAK, DROP, audit_facts, java_group_load, split_by_group
-from jobs.audits.downgrade_facts import facts_from_partition_dir
+from support.partition_dirs import facts_from_partition_dir
 from jobs.audits.downgrade_targets import parse_target
 from jobs.audits.java_load import LogEntry, load
 from jobs.audits.java_releases import JavaRelease

@@ -24,7 +24,7 @@ if __package__ in (None, ""):
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
 from differential.harness import audit_verdict, differences, oracle_verdict, partition_dirs  # noqa: E402
-from jobs.audits.downgrade_facts import facts_from_partition_dir  # noqa: E402
+from support.partition_dirs import facts_from_partition_dir  # noqa: E402
 from jobs.audits.java_releases import RELEASES  # noqa: E402
 from oracle.runner import Oracle  # noqa: E402
 from support.loggen import generate  # noqa: E402

@@ -46,7 +46,7 @@ def replay_tables(snapshot: Path) -> dict[str, list[dict]]:
     """The pure-Python replay of every partition directory of ``snapshot``, merged, each table
     sorted by :func:`sort_key`."""
     from jobs.replay import replay_partition
-    from jobs.replay.source import events_from_partition_dir
+    from tests.support.partition_dirs import events_from_partition_dir
 
     from jobs.replay.topics import fill_topic_names, merge_topic_names
 

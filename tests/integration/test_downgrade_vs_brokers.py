@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from jobs.audits.downgrade import BREAK, DROP, audit_facts
-from jobs.audits.downgrade_facts import facts_from_partition_dir
+from support.partition_dirs import facts_from_partition_dir
 from jobs.audits.downgrade_targets import parse_target
 
 from .conftest import _SKIPPED_NO_JAVA, _skip_reasons
@@ -104,7 +104,7 @@ def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
     """partition -> group -> {(topic, partition): offset} from our replay; a partition our replay
     cannot read (a value version no release writes) is left out."""
     from jobs.replay import replay_partition
-    from jobs.replay.source import events_from_partition_dir
+    from support.partition_dirs import events_from_partition_dir
 
     out = {}
     for p in range(PARTITIONS):

@@ -1,0 +1,45 @@
+"""Spark helpers every stage shares: DataFrames over the driver's Arrow tables, schemas read back
+nullable, sessions with extra settings. Per-group Python is :mod:`jobs.stages.grouping`."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+
+def local_frame(spark, table: pa.Table):
+    """A DataFrame over an Arrow table held by the driver (no Python worker reads it), every
+    column nullable as when it is read back from Parquet."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return spark.createDataFrame(table, nullable(from_arrow_schema(table.schema)))
+
+
+def nullable(schema):
+    """``schema`` with every field, element and map value nullable."""
+    from pyspark.sql.types import StructType
+
+    text = schema.json()
+    for flag in ("nullable", "containsNull", "valueContainsNull"):
+        text = text.replace(f'"{flag}":false', f'"{flag}":true')
+    return StructType.fromJson(json.loads(text))
+
+
+def session_with(spark, settings: dict[str, str]):
+    """A new session on ``spark``'s context with every runtime setting of ``spark`` and
+    ``settings`` on top; ``spark`` is left as it is."""
+    session = spark.newSession()
+    for key, value in spark.conf.getAll.items():
+        if key not in settings and spark.conf.isModifiable(key) and \
+                session.conf.get(key, None) != value:
+            session.conf.set(key, value)
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    return session
+
+
+def from_arrow_type(dtype):
+    from pyspark.sql.pandas.types import from_arrow_type as convert
+
+    return convert(dtype)
