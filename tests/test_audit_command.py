@@ -191,3 +191,20 @@ def test_run_target_version_needs_audit(tmp_path, capsys):
     assert offsetlake(["run", str(sample), "--lake", str(tmp_path), "--target-version",
                        "4.0"]) == 2
     assert "--target-version needs --audit" in capsys.readouterr().err
+
+
+def test_every_table_a_run_and_an_audit_write_is_its_contract(spark, lakes, capsys):
+    """``jobs.lake.tables.TABLES`` is the one contract: each Delta table of a run plus an audit
+    with a downgrade target has exactly its columns, in order, with its types."""
+    from jobs.lake.tables import TABLES
+    from jobs.lake.views import lake_tables
+
+    _, sample_lake, _ = lakes
+    assert offsetlake(["audit", "--lake", str(sample_lake), "--target-version", "3.9",
+                       "--fail-on", "never"]) == 0
+    capsys.readouterr()
+    written = lake_tables(sample_lake)
+    assert set(written) == set(TABLES)
+    for name in written:
+        schema = spark.read.format("delta").load(str(sample_lake / name)).schema
+        assert [(f.name, f.dataType.simpleString()) for f in schema] == TABLES[name].pairs(), name

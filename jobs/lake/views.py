@@ -15,13 +15,6 @@ from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
 
-# The columns of `records` the views read (the whole table has a VARIANT value; see docs/lake.md).
-RECORDS_COLUMNS = [
-    ("snapshot_id", "string"), ("partition", "int"), ("offset", "bigint"), ("timestamp", "bigint"),
-    ("record_type", "smallint"), ("type_name", "string"), ("group_id", "string"),
-    ("member_id", "string")]
-
-
 @dataclass
 class Catalog:
     """What :func:`register_lake` made queryable."""
@@ -35,24 +28,12 @@ class Catalog:
 
 
 def contract_columns() -> dict[str, list[tuple[str, str]]]:
-    """Every table the views may read, with its columns as (name, Spark SQL type): an audit table
-    absent from a lake is registered empty with its real contract, so a view over it answers empty."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    """Every lake table with its columns as (name, Spark SQL type) (:data:`jobs.lake.tables.TABLES`):
+    a table absent from a lake is registered empty with its real contract, so a view over it
+    answers empty."""
+    from jobs.lake.tables import TABLES
 
-    from jobs.lake.bronze import QUARANTINE_SCHEMA, RAW_RECORDS_SCHEMA
-    from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
-    from jobs.lake.findings import FINDINGS_COLUMNS
-    from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
-
-    def spark_columns(arrow_schema):
-        return [(f.name, f.dataType.simpleString()) for f in from_arrow_schema(arrow_schema).fields]
-
-    contracts = {"raw_records": spark_columns(RAW_RECORDS_SCHEMA),
-                 "quarantine": spark_columns(QUARANTINE_SCHEMA), "records": RECORDS_COLUMNS}
-    contracts.update({name: [SNAPSHOT_COLUMN, *cols] for name, cols in TABLE_COLUMNS.items()})
-    contracts["findings"] = [(name, dtype) for name, dtype, _ in FINDINGS_COLUMNS]
-    contracts["downgrade_findings"] = spark_columns(DOWNGRADE_FINDINGS_SCHEMA)
-    return contracts
+    return {name: table.pairs() for name, table in TABLES.items()}
 
 
 def lake_tables(lake: Path) -> list[str]:

@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from decoders.batch_decode import OUTPUT_SCHEMA, decode_batch
+from jobs.lake.tables import RECORDS_ENVELOPE, RECORDS_NOT_KEPT, RECORDS_RENAMED
 
-ENVELOPE = ("snapshot_id", "partition", "offset", "timestamp", "timestamp_type", "producer_id",
-            "producer_epoch", "is_transactional", "source_file", "file_position")
-# decode_batch's offset-commit columns are renamed so they cannot be mistaken for the log position.
-RENAMED = {"partition": "topic_partition", "offset": "committed_offset"}
+# ``records``' envelope columns and the renames of the decoder's offset-commit columns: the contract
+# (jobs.lake.tables).
+ENVELOPE, RENAMED = RECORDS_ENVELOPE, RECORDS_RENAMED
 DECODE_STAGE = "stage = 'decode'"
 # Spark's JSON parser refuses a string over 20,000,000 characters (Jackson's StreamReadConstraints,
 # not configurable in Spark 4.2): ``records.value`` of such a record is NULL whatever is staged, so
@@ -84,8 +84,7 @@ def records_columns():
     """The ``records`` table's columns, in order (value as VARIANT)."""
     from pyspark.sql import functions as F
 
-    decoded = [RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA
-               if f.name not in ("value_json", "error_reason", "error_message")]
+    decoded = [RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA if f.name not in RECORDS_NOT_KEPT]
     # try_: a JSON string Spark's parser refuses (see MAX_VALUE_JSON_CHARS) is NULL, not an error;
     # the record's bytes are whole in raw_records, and the replay, which reads the bytes, is
     # unaffected (docs/reliability.md).

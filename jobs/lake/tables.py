@@ -1,0 +1,113 @@
+"""Every lake table's contract as one type: :class:`Table` (name, columns with Spark SQL types and
+meanings, who writes it), registered in :data:`TABLES`, ``records`` included.
+
+The column lists themselves stay beside their subject (:mod:`jobs.lake.bronze`,
+:mod:`jobs.lake.history` with :mod:`jobs.lake.history_docs`, :mod:`jobs.lake.findings`,
+:mod:`jobs.lake.downgrade`, and for ``records`` the decoder's own output schema); this module
+gives them one shape, so code that needs "the columns of table T" (placeholder views, fixtures,
+the schema test of every written table) asks one place.
+
+    TABLES["records"].names()[:3]     # ['snapshot_id', 'partition', 'offset']
+    TABLES["findings"].ddl()          # "`snapshot_id` string, `rule_id` string, ..."
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from decoders.batch_decode import OUTPUT_SCHEMA
+from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
+from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS
+from jobs.lake.findings import FINDINGS, FINDINGS_COLUMNS
+from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
+from jobs.lake.history_docs import POSITION, TABLE_DOCS
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str          # Spark SQL type name: string, int, bigint, array<string>, variant, ...
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """One lake table: partitioned by ``snapshot_id`` (its first column) and replaced per
+    snapshot (:func:`jobs.lake.delta.replace_snapshot`)."""
+
+    name: str
+    doc: str
+    written_by: str
+    columns: tuple[Column, ...]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """``(name, Spark SQL type)`` per column."""
+        return [(c.name, c.type) for c in self.columns]
+
+    def ddl(self) -> str:
+        return ", ".join(f"`{c.name}` {c.type}" for c in self.columns)
+
+
+_SPARK_NAMES = {pa.string(): "string", pa.int8(): "tinyint", pa.int16(): "smallint",
+                pa.int32(): "int", pa.int64(): "bigint", pa.bool_(): "boolean",
+                pa.binary(): "binary", pa.float64(): "double"}
+
+
+def spark_type(dtype: pa.DataType) -> str:
+    """The Spark SQL type name Spark reads an Arrow type as (``array<...>`` for lists)."""
+    if pa.types.is_list(dtype):
+        return f"array<{spark_type(dtype.value_type)}>"
+    return _SPARK_NAMES[dtype]
+
+
+def _arrow_columns(columns) -> tuple[Column, ...]:
+    return tuple(Column(name, spark_type(dtype), doc) for name, dtype, doc in columns)
+
+
+# records: the envelope of each data record (as in raw_records), the decoder's columns (offset
+# commit fields renamed so they cannot be mistaken for the log position), the value as VARIANT.
+RECORDS = "records"
+RECORDS_ENVELOPE = ("snapshot_id", "partition", "offset", "timestamp", "timestamp_type",
+                    "producer_id", "producer_epoch", "is_transactional", "source_file",
+                    "file_position")
+RECORDS_RENAMED = {"partition": "topic_partition", "offset": "committed_offset"}
+RECORDS_NOT_KEPT = ("value_json", "error_reason", "error_message")   # value_json becomes value
+
+
+def _records_columns() -> tuple[Column, ...]:
+    raw = {name: (dtype, doc) for name, dtype, doc in RAW_RECORDS_COLUMNS}
+    envelope = [Column(name, spark_type(raw[name][0]), raw[name][1]) for name in RECORDS_ENVELOPE]
+    decoded = [Column(RECORDS_RENAMED.get(f.name, f.name), spark_type(f.type),
+                      "decoded (decoders.batch_decode)")
+               for f in OUTPUT_SCHEMA if f.name not in RECORDS_NOT_KEPT]
+    return (*envelope, *decoded,
+            Column("value", "variant", "the value in Kafka's JSON shape ({version, data})"))
+
+
+def _history(name: str) -> Table:
+    doc, column_docs = TABLE_DOCS[name]
+    docs = {**POSITION, **column_docs}
+    return Table(name, doc, "offsetlake run (replay)",
+                 (Column(*SNAPSHOT_COLUMN, "id of the snapshot"),
+                  *(Column(col, dtype, docs.get(col, "")) for col, dtype in TABLE_COLUMNS[name])))
+
+
+TABLES: dict[str, Table] = {
+    "raw_records": Table("raw_records", "one row per record read, bytes as read",
+                         "offsetlake run (ingest)", _arrow_columns(RAW_RECORDS_COLUMNS)),
+    "quarantine": Table("quarantine", "what could not be read or decoded, with its bytes",
+                        "offsetlake run (ingest, decode)", _arrow_columns(QUARANTINE_COLUMNS)),
+    RECORDS: Table(RECORDS, "one row per data record that decoded", "offsetlake run (decode)",
+                   _records_columns()),
+    **{name: _history(name) for name in TABLE_COLUMNS},
+    FINDINGS: Table(FINDINGS, "one row per audit finding", "offsetlake audit",
+                    tuple(Column(*c) for c in FINDINGS_COLUMNS)),
+    DOWNGRADE_FINDINGS: Table(DOWNGRADE_FINDINGS, "what an older coordinator does with the records",
+                              "offsetlake audit --target-version",
+                              _arrow_columns(DOWNGRADE_FINDINGS_COLUMNS)),
+}
