@@ -81,19 +81,23 @@ def snapshot_regime(records) -> str:
 
 
 def lake_topic_names(tables: dict) -> dict[str, str]:
-    """Every topic id -> name pair of the snapshot's replay tables (``{name: DataFrame}``)."""
+    """Every topic id -> name pair of the snapshot's replay tables (``{name: DataFrame}``), in one
+    Spark job; an id named in several tables takes its name from the first of
+    :data:`NAME_TABLES` (then the smallest name)."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
-    names: dict[str, str] = {}
-    for table, column in NAME_TABLES:
-        df = tables.get(table)
-        if df is None:
-            continue
-        pairs = (df.where(F.col("topic_id").isNotNull() & F.col(column).isNotNull())
-                 .select("topic_id", F.col(column).alias("name")).distinct().collect())
-        for row in pairs:
-            names.setdefault(row["topic_id"], row["name"])
-    return names
+    pairs = [df.where(F.col("topic_id").isNotNull() & F.col(column).isNotNull())
+             .select("topic_id", F.struct(F.lit(rank).alias("rank"), F.col(column).alias("name"))
+                     .alias("pick"))
+             for rank, (table, column) in enumerate(NAME_TABLES)
+             if (df := tables.get(table)) is not None]
+    if not pairs:
+        return {}
+    picked = reduce(lambda a, b: a.unionByName(b), pairs).groupBy("topic_id").agg(
+        F.min("pick").alias("pick"))
+    return {row["topic_id"]: row["pick"]["name"] for row in picked.collect()}
 
 
 def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | None = None,
@@ -137,8 +141,9 @@ def _optional(spark, lake: Path, table: str, snapshot_id: str):
 
 @dataclass
 class AuditResult:
-    """What :func:`audit_lake` found in one snapshot: every finding and downgrade finding (as
-    written to ``findings`` and ``downgrade_findings``, without the snapshot id), sorted."""
+    """What :func:`audit_lake` found in one snapshot: every finding (as written to ``findings``,
+    without the snapshot id) and downgrade finding (as written to ``downgrade_findings``), sorted
+    by log position and by target, partition, group and rule."""
 
     snapshot_id: str
     regime: str
@@ -169,19 +174,22 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
     commits = read_snapshot(spark, lake, "offset_commits", snapshot_id)
     regime = snapshot_regime(records) if regime == "auto" else regime
     names = lake_topic_names({t: _optional(spark, lake, t, snapshot_id) for t, _ in NAME_TABLES})
-    replace_snapshot(audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
-                                    topic_names=names),
-                     lake, FINDINGS, snapshot_id)
-    rows = [r.asDict() for r in read_snapshot(spark, lake, FINDINGS, snapshot_id).drop(
-        "snapshot_id").collect()]
+    # Materialized once: written, then returned, without auditing (or reading) twice.
+    found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
+                           topic_names=names).localCheckpoint(eager=True)
+    replace_snapshot(found, lake, FINDINGS, snapshot_id)
+    rows = [r.asDict() for r in found.drop("snapshot_id").collect()]
     rows.sort(key=lambda r: (r["group_id"] or "", r["log_partition"] or 0, r["log_offset"] or 0,
                              r["rule_id"]))
     result = AuditResult(snapshot_id, regime, list(targets), rows)
     if targets:
-        df = downgrade_findings(spark, records, raw, snapshot_id, list(targets))
+        df = downgrade_findings(spark, records, raw, snapshot_id,
+                                list(targets)).localCheckpoint(eager=True)
         replace_snapshot(df, lake, DOWNGRADE_FINDINGS, snapshot_id)
-        result.downgrade_findings = [r.asDict() for r in read_snapshot(
-            spark, lake, DOWNGRADE_FINDINGS, snapshot_id).collect()]
+        result.downgrade_findings = sorted(
+            (r.asDict() for r in df.collect()),
+            key=lambda r: (r["target_version"], r["partition"], r["group_id"] or "", r["rule_id"],
+                           r["class"], r["first_offset"]))
     return result
 
 
