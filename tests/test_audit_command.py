@@ -167,13 +167,22 @@ def test_json_output_carries_the_downgrade_findings_and_verdicts(lakes, capsys):
     assert verdicts["4.0"]["headline"].startswith("safe to downgrade to 4.0: no - partition 0 does not load")
 
 
-def test_run_audit_report_in_one_session(spark, tmp_path, capsys):
+def test_run_audit_report_in_one_session(spark, tmp_path, capsys, monkeypatch):
     """``run --audit --report``: the tables, the findings, the gate summary and the page, from one
-    command; its exit code is the audit's gate."""
+    command; its exit code is the audit's gate. Its audit reads the run's own frames, never a
+    table the run wrote, and finds what ``offsetlake audit`` finds in those tables."""
+    from jobs.stages import audit as audit_stage
+
+    def no_reading(*args):
+        raise AssertionError(f"run --audit read a table of the lake: {args[2:]}")
+
     lake, page = tmp_path / "lake", tmp_path / "page.html"
     sample = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
-    code = offsetlake(["run", str(sample), "--lake", str(lake), "--audit", "--fail-on", "low",
-                       "--target-version", "4.0", "--report", str(page)])
+    with monkeypatch.context() as m:
+        m.setattr(audit_stage, "_optional", no_reading)
+        m.setattr(audit_stage, "_snapshot", no_reading)
+        code = offsetlake(["run", str(sample), "--lake", str(lake), "--audit", "--fail-on", "low",
+                           "--target-version", "4.0", "--report", str(page)])
     out = capsys.readouterr().out
     assert code == EXIT_FINDINGS
     assert "OF-05  low      violation wl-offdel  @1:50" in out
@@ -184,6 +193,15 @@ def test_run_audit_report_in_one_session(spark, tmp_path, capsys):
     assert "Gate: FAIL" in page.read_text()
     assert {r["rule_id"] for r in read_snapshot(spark, lake, FINDINGS, "kafka-4.3.1").collect()} \
         == {"OF-05", "WIN-01"}
+
+    def audit_tables():
+        return {t: sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str)
+                          for r in read_snapshot(spark, lake, t, "kafka-4.3.1").collect())
+                for t in (FINDINGS, "downgrade_findings")}
+    from_run = audit_tables()
+    assert offsetlake(["audit", "--lake", str(lake), "--target-version", "4.0",
+                       "--fail-on", "never"]) == 0
+    assert audit_tables() == from_run and from_run["downgrade_findings"]
 
 
 def test_run_target_version_needs_audit(tmp_path, capsys):

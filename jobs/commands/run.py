@@ -62,11 +62,20 @@ def run(args: argparse.Namespace) -> int:
 
         spark = get_spark(cfg, app_name="offsetlake-run",
                           short=read_in_driver(args.paths, cfg.ingest))
-        report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id)
+        audited = {}
+
+        def audit(snapshot_id: str, frames: dict) -> None:
+            from jobs.stages.audit import audit_lake
+
+            audited["result"] = audit_lake(spark, cfg.lake_path, snapshot_id, targets,
+                                           frames=frames)
+
+        report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id,
+                              then=audit if args.audit else None)
         print(report.summary())
         code = EXIT_OK if report.reconciled else EXIT_FAILED
         if args.audit:
-            code = max(code, _audit(spark, cfg, report.snapshot_id, targets, args.fail_on))
+            code = max(code, _present(cfg, audited["result"], args.fail_on))
         if args.report is not None:
             from jobs.commands.report import write_report
             from jobs.lake.views import snapshot_ids
@@ -79,18 +88,18 @@ def run(args: argparse.Namespace) -> int:
     return write_lake("run", cfg.lake_path, job)
 
 
-def _audit(spark, cfg, snapshot_id: str, targets: list[str], fail_on: str) -> int:
-    """The audit of the snapshot just written, printed and gated as ``offsetlake audit`` does; its
-    gate summary goes where the report looks for it."""
+def _present(cfg, result, fail_on: str) -> int:
+    """The audit of the snapshot just written (run in the run's frames: nothing re-read),
+    printed and gated as ``offsetlake audit`` does; its gate summary goes where the report looks
+    for it."""
     from jobs.commands.audit import present
     from jobs.lake.views import report_dir
     from jobs.report.gate import summary_path
-    from jobs.stages.audit import audit_lake
 
-    result = audit_lake(spark, cfg.lake_path, snapshot_id, targets)
     shown = argparse.Namespace(group=[], rule=[], format="table", fail_on=fail_on,
                                gate_on=None,
-                               summary=str(summary_path(report_dir(cfg.lake_path), snapshot_id)))
+                               summary=str(summary_path(report_dir(cfg.lake_path),
+                                                        result.snapshot_id)))
     return present(result, shown)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 
+from jobs.replay.messages import TX_02, TX_FLAG
 from jobs.replay.context import INFO, MEDIUM, ReplayContext
 from jobs.replay.events import COMMIT, NO_PRODUCER_ID, OPEN, OUTCOME_OF_MARKER
 from jobs.replay.state import OffsetEntry, Transaction
@@ -28,8 +29,8 @@ def apply_offset_commit(ctx: ReplayContext, record) -> None:
     is_pending = event.producer_id != NO_PRODUCER_ID
     if is_pending != event.is_transactional:
         ctx.violation("TX-FLAG", MEDIUM, group_id,
-                      f"producer id {event.producer_id} with is_transactional="
-                      f"{event.is_transactional}; replayed by producer id as the coordinator does")
+                      TX_FLAG.format(producer_id=event.producer_id,
+                                     is_transactional=event.is_transactional))
     row, row_index = None, None
     if ctx.commit_history or is_pending:   # an open transaction's rows are needed either way
         row = _commit_row(ctx, group_id, offset_key, record)
@@ -88,9 +89,9 @@ def apply_marker(ctx: ReplayContext, group_id: str) -> None:
                 ctx.offset_commits[entry.commit_row]["is_installed"] = True
             else:
                 ctx.violation("TX-02", INFO, group_id,
-                              f"COMMIT of producer {event.producer_id} skips {offset_key[0]}-"
-                              f"{offset_key[1]}: pending record at offset {entry.position[1]} is "
-                              f"older than the installed one at {installed.position[1]}")
+                              TX_02.format(producer_id=event.producer_id, topic=offset_key[0],
+                                           partition=offset_key[1], pending=entry.position[1],
+                                           installed=installed.position[1]))
     outcome = OUTCOME_OF_MARKER[event.control_type]
     for row_index in txn.commit_rows:
         row = ctx.offset_commits[row_index]

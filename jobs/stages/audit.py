@@ -153,27 +153,35 @@ class AuditResult:
 
 
 def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[str] = (),
-               regime: str = "auto") -> AuditResult:
+               regime: str = "auto", frames: dict | None = None) -> AuditResult:
     """Audit one snapshot of the lake: write its ``findings`` (and, with ``targets``, its
     ``downgrade_findings``) and return them. ``snapshot_id`` None: the lake's only snapshot;
-    ``regime``: ``auto`` (from the snapshot), ``strict`` or ``relaxed``. Raises
-    :class:`AuditInputError` when the lake has no such snapshot or was not run yet.
+    ``regime``: ``auto`` (from the snapshot), ``strict`` or ``relaxed``; ``frames``: the
+    snapshot's tables as the run that just wrote them holds them (``run_pipeline``'s ``then``),
+    read instead of the lake's. Raises :class:`AuditInputError` when the lake has no such
+    snapshot or was not run yet.
 
     >>> result = audit_lake(spark, Path("lake"), targets=["3.9", "4.0"])  # doctest: +SKIP
     >>> [f["rule_id"] for f in result.findings]  # doctest: +SKIP
     """
     from jobs.stages.downgrade import downgrade_findings
 
-    for table in (RECORDS, "offset_commits"):
-        if not (Path(lake) / table / "_delta_log").is_dir():
-            raise AuditInputError(f"{lake} has no {table} table; run 'offsetlake run SNAPSHOT "
-                                  f"--lake {lake}' first")
-    snapshot_id = _snapshot(spark, lake, snapshot_id)
-    records = read_snapshot(spark, lake, RECORDS, snapshot_id)
-    raw = read_snapshot(spark, lake, RAW_RECORDS, snapshot_id)
-    commits = read_snapshot(spark, lake, "offset_commits", snapshot_id)
+    frames = frames or {}
+    if not frames:
+        for table in (RECORDS, "offset_commits"):
+            if not (Path(lake) / table / "_delta_log").is_dir():
+                raise AuditInputError(f"{lake} has no {table} table; run 'offsetlake run "
+                                      f"SNAPSHOT --lake {lake}' first")
+        snapshot_id = _snapshot(spark, lake, snapshot_id)
+    elif snapshot_id is None:
+        raise ValueError("audit_lake: frames of a run come with its snapshot id")
+
+    def table(name: str):
+        return frames[name] if name in frames else _optional(spark, lake, name, snapshot_id)
+
+    records, raw, commits = table(RECORDS), table(RAW_RECORDS), table("offset_commits")
     regime = snapshot_regime(records) if regime == "auto" else regime
-    names = lake_topic_names({t: _optional(spark, lake, t, snapshot_id) for t, _ in NAME_TABLES})
+    names = lake_topic_names({t: table(t) for t, _ in NAME_TABLES})
     # Materialized once: written, then returned, without auditing (or reading) twice.
     found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
                            topic_names=names).localCheckpoint(eager=True)

@@ -43,3 +43,21 @@ def from_arrow_type(dtype):
     from pyspark.sql.pandas.types import from_arrow_type as convert
 
     return convert(dtype)
+
+
+def format_columns(template: str, **columns):
+    """A string column: ``template`` (``str.format`` placeholders, as the pure code fills it) with
+    each ``{name}`` replaced by the column ``columns[name]`` (Spark's ``format_string``)."""
+    import string
+
+    from pyspark.sql import functions as F
+
+    text, order = [], []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        text.append(literal.replace("%", "%%"))
+        if name is not None:
+            if spec or conversion:
+                raise ValueError(f"{template!r}: only plain {{name}} placeholders")
+            text.append("%s")
+            order.append(columns[name])
+    return F.format_string("".join(text), *order)

@@ -16,6 +16,8 @@ Python state machine still needs (see :func:`touches`).
 from __future__ import annotations
 
 from jobs.replay.events import ABORT, ABORTED, COMMIT, COMMITTED, OPEN
+from jobs.replay.messages import TX_02, TX_FLAG
+from jobs.stages.frames import format_columns
 
 INFINITE = 2 ** 62
 COMMIT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
@@ -179,9 +181,9 @@ def violation_rows(resolved):
     flag = resolved.where(pending != F.col("is_transactional")).select(
         F.lit("TX-FLAG").alias("rule_id"), F.lit("MEDIUM").alias("severity"), "group_id",
         F.lit(None).cast("string").alias("member_id"),
-        F.format_string("producer id %d with is_transactional=%s; replayed by producer id as the "
-                        "coordinator does", "producer_id",
-                        F.when(F.col("is_transactional"), "True").otherwise("False")).alias("message"),
+        format_columns(TX_FLAG, producer_id=F.col("producer_id"),
+                       is_transactional=F.when(F.col("is_transactional"), "True")
+                       .otherwise("False")).alias("message"),
         "log_partition", "log_offset")
     key = ["log_partition", "group_id", "topic", "partition"]
     skipped = resolved.where("is_skipped").select(
@@ -200,9 +202,9 @@ def violation_rows(resolved):
     tx02 = installed.select(
         F.lit("TX-02").alias("rule_id"), F.lit("INFO").alias("severity"), "group_id",
         F.lit(None).cast("string").alias("member_id"),
-        F.format_string("COMMIT of producer %d skips %s-%d: pending record at offset %d is older "
-                        "than the installed one at %d", "producer_id", "topic", "partition", "o",
-                        "at").alias("message"),
+        format_columns(TX_02, producer_id=F.col("producer_id"), topic=F.col("topic"),
+                       partition=F.col("partition"), pending=F.col("o"),
+                       installed=F.col("at")).alias("message"),
         "log_partition", F.col("m").alias("log_offset"))
     return flag.unionByName(tx02)
 

@@ -68,8 +68,10 @@ class Writer:
         self.spark, self.lake, self.snapshot_id = spark, lake, snapshot_id
         self.pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="offsetlake-write")
         self.pending: dict[str, Future] = {}
+        self.frames: dict = {}   # what each table was written from, for a stage after the run
 
     def submit(self, table: str, df) -> None:
+        self.frames[table] = df
         def write() -> int:
             replace_snapshot(df, self.lake, table, self.snapshot_id)
             return committed_rows(self.lake, table)
@@ -142,8 +144,13 @@ def _size(n: int | None) -> str:
 
 
 def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                 progress=sys.stderr) -> PipelineReport:
+                 progress=sys.stderr, then=None) -> PipelineReport:
     """Ingest, decode and replay one snapshot; every table is replaced for its snapshot id.
+
+    ``then(snapshot_id, frames)``, when given, runs once every table is written and before the
+    staged rows are removed: ``frames`` maps each table to the DataFrame it was written from
+    (staged rows, not the table), so a later stage of the same run (``run --audit``) reads
+    nothing twice.
 
     >>> report = run_pipeline(spark, Path("lake"), ["samples/kafka-4.3.1"])  # doctest: +SKIP
     >>> report.reconciled  # doctest: +SKIP
@@ -180,6 +187,8 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             writer.rows(QUARANTINE)
             table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
             seconds["writes"] = time.monotonic() - mark
+        if then is not None:
+            then(snapshot_id, writer.frames)
     finally:
         writer.close()
         shutil.rmtree(staging, ignore_errors=True)
