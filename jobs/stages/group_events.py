@@ -62,31 +62,25 @@ def arrow_events(events: pa.Table) -> list[ReplayEvent]:
 
 
 def _commit_reader(cols: dict[str, list]):
-    """``i -> commit_record(row i)`` over columns, each topic id parsed once."""
+    """``i -> commit_record(row i)`` over columns, each topic id parsed once (a group of
+    membership records alone may come without the commit columns: it never asks)."""
+    columns = [cols.get(name) for name in COMMIT_FIELDS]
     topic_ids: dict[str, uuid.UUID] = {}
-    columns: list[list] = []
-
-    def at(i: int) -> CoordinatorRecord:
-        if not columns:   # a group of membership records alone may come without them
-            columns.extend(cols[name] for name in COMMIT_FIELDS)
-        return _commit(*(column[i] for column in columns), topic_ids=topic_ids)
-    return at
+    return lambda i: _commit(*(column[i] for column in columns), topic_ids=topic_ids)
 
 
-COMMIT_FIELDS = ("group_id", "topic", "topic_partition", "committed_offset", "leader_epoch",
-                 "metadata", "commit_timestamp", "expire_timestamp", "topic_id", "record_type",
-                 "value_version", "is_tombstone")
+COMMIT_FIELDS = ("group_id", *COMMIT_DDL)   # the commit record's fields, as _commit takes them
 
 
 def commit_record(row: dict) -> CoordinatorRecord:
     """The offset-commit record an ``offset_commits`` row was replayed from: the fields the replay
     and the audit read, as the decoder names them (absent values at Kafka's defaults)."""
-    return _commit(*(row[name] for name in COMMIT_FIELDS))
+    return _commit(*(row[name] for name in COMMIT_FIELDS), topic_ids={})
 
 
 def _commit(group_id, topic, topic_partition, committed_offset, leader_epoch, metadata,
             commit_timestamp, expire_timestamp, topic_id, record_type, value_version,
-            is_tombstone, topic_ids: dict | None = None) -> CoordinatorRecord:
+            is_tombstone, *, topic_ids: dict) -> CoordinatorRecord:
     value = None
     if not is_tombstone:
         value = {"offset": committed_offset,
@@ -94,11 +88,9 @@ def _commit(group_id, topic, topic_partition, committed_offset, leader_epoch, me
                  "metadata": metadata, "commitTimestamp": commit_timestamp,
                  "expireTimestamp": -1 if expire_timestamp is None else expire_timestamp}
         if topic_id is not None:
-            parsed = None if topic_ids is None else topic_ids.get(topic_id)
+            parsed = topic_ids.get(topic_id)
             if parsed is None:
-                parsed = uuid.UUID(topic_id)
-                if topic_ids is not None:
-                    topic_ids[topic_id] = parsed
+                parsed = topic_ids[topic_id] = uuid.UUID(topic_id)
             value["topicId"] = parsed
     return CoordinatorRecord(record_type, RECORD_TYPES[record_type].name,
                              {"group": group_id, "topic": topic, "partition": topic_partition},
