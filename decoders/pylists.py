@@ -19,9 +19,8 @@ def column_list(arr: pa.Array | pa.ChunkedArray) -> list:
     n, kind = len(arr), arr.type
     if arr.null_count == n:
         return [None] * n
-    if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
-        values = arr.to_numpy(zero_copy_only=False).tolist() if arr.null_count == 0 else None
-        return values if values is not None else arr.to_pylist()
+    if (pa.types.is_integer(kind) or pa.types.is_boolean(kind)) and arr.null_count == 0:
+        return arr.to_numpy(zero_copy_only=False).tolist()
     if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         return binary_list(arr)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):

@@ -174,13 +174,10 @@ def log_batch_facts(batch: RecordBatch, partition: int) -> list[RecordFacts]:
     :func:`jobs.audits.downgrade.audit_facts` hands each to the groups of its producer).
     Liveness needs the whole partition: :func:`mark_live`."""
     if batch.is_control:
-        return [marker_facts(partition, r.offset, batch.producer_id, _CONTROL[r.control_type])
-                for r in batch.records if r.control_type in _CONTROL]
+        return [marker_facts(partition, r.offset, batch.producer_id, CONTROL_TYPE_NAMES[r.control_type])
+                for r in batch.records if r.control_type in CONTROL_TYPE_NAMES]
     return [record_facts(partition, r.offset, r.key, r.value, batch.producer_id)
             for r in batch.records]
-
-
-_CONTROL = CONTROL_TYPE_NAMES
 
 
 def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -196,7 +193,7 @@ def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:
     keys, values = batch.column("key"), batch.column("value")
     control = np.asarray(batch.column("is_control").fill_null(False), bool)
     marker = control & np.asarray(pc.is_in(batch.column("control_type"),
-                                           pa.array(list(_CONTROL.values()))).fill_null(False), bool)
+                                           pa.array(list(CONTROL_TYPE_NAMES.values()))).fill_null(False), bool)
     fast = decode_offset_commits(keys, values)
     quick = ~control & fast.handled
     slow = np.flatnonzero(~quick & (~control | marker))

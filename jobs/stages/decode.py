@@ -19,9 +19,6 @@ import pyarrow.compute as pc
 from decoders.batch_decode import OUTPUT_SCHEMA, decode_batch
 from jobs.lake.tables import RECORDS_ENVELOPE, RECORDS_NOT_KEPT, RECORDS_RENAMED
 
-# ``records``' envelope columns and the renames of the decoder's offset-commit columns: the contract
-# (jobs.lake.tables).
-ENVELOPE, RENAMED = RECORDS_ENVELOPE, RECORDS_RENAMED
 DECODE_STAGE = "stage = 'decode'"
 # Spark's JSON parser refuses a string over 20,000,000 characters (Jackson's StreamReadConstraints,
 # not configurable in Spark 4.2): ``records.value`` of such a record is NULL whatever is staged, so
@@ -30,7 +27,7 @@ MAX_VALUE_JSON_CHARS = 20_000_000
 
 
 def decoded_fields() -> list[pa.Field]:
-    return [pa.field(RENAMED.get(f.name, f.name), f.type) for f in OUTPUT_SCHEMA]
+    return [pa.field(RECORDS_RENAMED.get(f.name, f.name), f.type) for f in OUTPUT_SCHEMA]
 
 
 def with_decoded_schema(rows_schema: pa.Schema) -> pa.Schema:
@@ -84,11 +81,12 @@ def records_columns():
     """The ``records`` table's columns, in order (value as VARIANT)."""
     from pyspark.sql import functions as F
 
-    decoded = [RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA if f.name not in RECORDS_NOT_KEPT]
+    decoded = [RECORDS_RENAMED.get(f.name, f.name) for f in OUTPUT_SCHEMA
+               if f.name not in RECORDS_NOT_KEPT]
     # try_: a JSON string Spark's parser refuses (see MAX_VALUE_JSON_CHARS) is NULL, not an error;
     # the record's bytes are whole in raw_records, and the replay, which reads the bytes, is
     # unaffected (docs/reliability.md).
-    return ([F.col(c) for c in ENVELOPE] + [F.col(c) for c in decoded]
+    return ([F.col(c) for c in RECORDS_ENVELOPE] + [F.col(c) for c in decoded]
             + [F.try_parse_json("value_json").alias("value")])
 
 
