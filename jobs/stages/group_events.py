@@ -97,38 +97,56 @@ def _commit(group_id, topic, topic_partition, committed_offset, leader_epoch, me
                              value_version, value)
 
 
-def group_event_rows(records, raw, commits):
-    """The per-group event rows: membership records (with their bytes), resolved offset commits
-    (``commits``: the snapshot's ``offset_commits``) and the markers that concern each group."""
+def _nulls(columns):
     from pyspark.sql import functions as F
 
-    def nulls(columns):
-        return [F.lit(None).cast(COMMIT_DDL.get(c) or RAW_DDL[c]).alias(c) for c in columns]
+    return [F.lit(None).cast(COMMIT_DDL.get(c) or RAW_DDL[c]).alias(c) for c in columns]
+
+
+def membership_event_rows(records, raw):
+    """Membership records (types 2-24) with their bytes: ``records`` joined to ``raw_records``."""
+    from pyspark.sql import functions as F
 
     # The same condition on both sides (a key's first two bytes are its record type): the join
     # then moves the few membership rows, not every raw row with its bytes.
     raw_membership = raw.where(~F.col("is_control")
                                & ~F.substring("key", 1, 2).isin(*OFFSET_COMMIT_KEY_TYPES))
-    membership = (records.where(~F.col("record_type").isin(0, 1))
-                  .select("snapshot_id", "partition", "offset", "group_id")
-                  .join(raw_membership.select("snapshot_id", "partition", "offset", "timestamp",
-                                              "producer_id", "is_transactional", "control_type",
-                                              "key", "value"),
-                        ["snapshot_id", "partition", "offset"])
-                  .drop("snapshot_id")
-                  .select("*", *nulls(COMMIT_DDL)))
-    resolved = commits.select(
+    return (F.broadcast(records.where(~F.col("record_type").isin(0, 1))
+                        .select("snapshot_id", "partition", "offset", "group_id"))
+            .join(raw_membership.select("snapshot_id", "partition", "offset", "timestamp",
+                                        "producer_id", "is_transactional", "control_type",
+                                        "key", "value"),
+                  ["snapshot_id", "partition", "offset"])
+            .drop("snapshot_id")
+            .select("*", *_nulls(COMMIT_DDL)))
+
+
+def commit_event_rows(commits):
+    """``offset_commits`` rows as event rows (no bytes: :func:`commit_record` rebuilds them)."""
+    from pyspark.sql import functions as F
+
+    return commits.select(
         F.col("log_partition").alias("partition"), F.col("log_offset").alias("offset"),
         F.col("log_timestamp").alias("timestamp"), "producer_id", "is_transactional",
-        *nulls(("control_type", "key", "value")), "group_id",
+        *_nulls(("control_type", "key", "value")), "group_id",
         *[F.col(_COMMIT_SOURCE.get(name, name)).alias(name) for name in COMMIT_DDL])
-    data = membership.unionByName(resolved)
+
+
+def marker_event_rows(records, raw):
+    """The COMMIT/ABORT markers (no bytes read) of the producers that wrote for each group."""
+    from pyspark.sql import functions as F
+
     producers = (records.where(F.col("producer_id").isNotNull()
                                & (F.col("producer_id") != NO_PRODUCER_ID))
                  .select("partition", "producer_id", "group_id").distinct())
-    markers = (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
-               .select(*EVENT_COLUMNS)
-               .join(producers, ["partition", "producer_id"])
-               .select("*", *nulls(COMMIT_DDL)))
-    return data.unionByName(markers)
+    return (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
+            .select(*EVENT_COLUMNS)
+            .join(F.broadcast(producers), ["partition", "producer_id"])
+            .select("*", *_nulls(COMMIT_DDL)))
 
+
+def group_event_rows(records, raw, commits):
+    """The per-group event rows: membership records (with their bytes), resolved offset commits
+    (``commits``: the snapshot's ``offset_commits``) and the markers that concern each group."""
+    return (membership_event_rows(records, raw).unionByName(commit_event_rows(commits))
+            .unionByName(marker_event_rows(records, raw)))
