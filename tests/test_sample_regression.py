@@ -1,12 +1,13 @@
-"""Regression fixture: the committed real snapshot ``samples/kafka-4.3.1`` (written by a Kafka
-4.3.1 broker under the integration workloads, see its README) and its checked-in expectations.
+"""Regression fixtures: the committed real snapshots ``samples/kafka-<release>`` (each written by
+a broker of that release under the integration workloads, see its README) and their checked-in
+expectations.
 
-No broker is needed: ``offsetlake dump`` and the pure-Python replay are recomputed on the sample
-and compared, exactly, with ``samples/kafka-4.3.1.expected/``. After an intended change of the
-output, rewrite the expectations and review the diff::
+No broker is needed: ``offsetlake dump`` and the pure-Python replay are recomputed on each sample
+and compared, exactly, with ``samples/kafka-<release>.expected/``. After an intended change of
+the output, rewrite the expectations and review the diff::
 
     OFFSETLAKE_UPDATE_GOLDEN=1 python -m pytest tests/test_sample_regression.py
-    git diff samples/kafka-4.3.1.expected
+    git diff samples/*.expected
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from jobs.replay import TABLE_COLUMNS
 from tests.integration.make_sample import replay_tables, table_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "samples" / "kafka-4.3.1"
-EXPECTED = ROOT / "samples" / "kafka-4.3.1.expected"
+# Real-broker samples: the release that wrote each (its workloads make the same group kinds).
+RELEASES = ("4.3.1", "4.4.0")
 UPDATE = os.environ.get("OFFSETLAKE_UPDATE_GOLDEN") == "1"
 MAX_DIFF_LINES = 60
 
@@ -50,39 +51,52 @@ def check_golden(path: Path, lines: list[str]) -> None:
                 f"{Path(__file__).relative_to(ROOT)}", pytrace=False)
 
 
+@pytest.fixture(scope="module", params=RELEASES)
+def release(request) -> str:
+    return request.param
+
+
+def sample(release: str) -> Path:
+    return ROOT / "samples" / f"kafka-{release}"
+
+
+def expected(release: str) -> Path:
+    return ROOT / "samples" / f"kafka-{release}.expected"
+
+
 @pytest.fixture(scope="module")
-def tables() -> dict[str, list[dict]]:
-    return replay_tables(SAMPLE)
+def tables(release) -> dict[str, list[dict]]:
+    return replay_tables(sample(release))
 
 
-def test_the_sample_is_small_and_holds_only_offsets_partitions():
-    files = [f for f in SAMPLE.rglob("*") if f.is_file()]
+def test_the_sample_is_small_and_holds_only_offsets_partitions(release):
+    files = [f for f in sample(release).rglob("*") if f.is_file()]
     logs = [f for f in files if f.suffix == ".log"]
     assert logs and all(f.parent.name.startswith("__consumer_offsets-") for f in logs)
     assert {f.parent.name for f in logs} == {f"__consumer_offsets-{p}" for p in range(3)}
     assert sum(f.stat().st_size for f in files) < 512 * 1024
 
 
-def test_offsetlake_dump_of_the_sample_matches_the_golden_file(capsys):
-    code = offsetlake(["dump", str(SAMPLE)])
+def test_offsetlake_dump_of_the_sample_matches_the_golden_file(release, capsys):
+    code = offsetlake(["dump", str(sample(release))])
     out = capsys.readouterr().out
 
     assert code == 0
     lines = out.splitlines()
-    check_golden(EXPECTED / "dump.jsonl", lines)
+    check_golden(expected(release) / "dump.jsonl", lines)
     assert not [line for line in lines if '"error"' in line], "dump reported unreadable records"
 
 
 @pytest.mark.parametrize("table", list(TABLE_COLUMNS))
-def test_replay_table_of_the_sample_matches_the_golden_file(tables, table):
-    check_golden(EXPECTED / "tables" / f"{table}.jsonl", table_lines(tables[table]))
+def test_replay_table_of_the_sample_matches_the_golden_file(release, tables, table):
+    check_golden(expected(release) / "tables" / f"{table}.jsonl", table_lines(tables[table]))
 
 
-def test_the_sample_covers_every_group_kind_and_scenario(tables):
-    scenarios = json.loads((SAMPLE / "scenarios.json").read_text())
+def test_the_sample_covers_every_group_kind_and_scenario(release, tables):
+    scenarios = json.loads((sample(release) / "scenarios.json").read_text())
     groups = {r["group_id"]: r for r in tables["groups"]}
 
-    assert scenarios["kafka_version"] == "4.3.1"
+    assert scenarios["kafka_version"] == release
     assert {r["group_type"] for r in groups.values()} == {"classic", "consumer", "share"}
     for s in scenarios["scenarios"]:
         if s["expected"].get("deleted"):

@@ -36,20 +36,22 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_sep("!", reason, yellow=True, bold=True)
 
 
-def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka"):
+def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka",
+                   version: str | None = None):
     """Start a broker for a fixture (skip without java, fail without the jars) and stop it when
-    the generator is closed: ``yield from running_broker(tmp_path_factory)``."""
+    the generator is closed: ``yield from running_broker(tmp_path_factory)``. ``version``:
+    another fetched release than the suite's (``build/kafka/fetch.sh``)."""
     if java_executable() is None:
         _skip_reasons.add(_SKIPPED_NO_JAVA)
         pytest.skip(_SKIPPED_NO_JAVA)
     try:
-        libs = kafka_libs_dir()
+        libs = kafka_libs_dir(version)
     except KafkaJarsMissing as exc:
         pytest.fail(str(exc), pytrace=False)
     for attempt in (1, 2):
         # New ports each attempt: free_port() cannot reserve them, so another process on the
         # machine may take one before the broker binds it.
-        broker = KafkaBroker(tmp_path_factory.mktemp(name), libs=libs)
+        broker = KafkaBroker(tmp_path_factory.mktemp(name), libs=libs, version=version)
         try:
             broker.start()
             break

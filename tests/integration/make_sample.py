@@ -1,6 +1,7 @@
 """Regenerate the committed real snapshot ``samples/kafka-<version>/`` from the test broker.
 
     python -m tests.integration.make_sample samples/kafka-4.3.1
+    python -m tests.integration.make_sample samples/kafka-4.4.0     # a 4.4.0 broker
 
 starts a fresh single-node broker (``kafka_broker.KafkaBroker``, ``offsets.topic.num.partitions``
 = 3), runs every scenario of :mod:`tests.integration.workloads`, waits until the groups are
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -146,8 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", type=Path, help="e.g. samples/kafka-4.3.1 (must be empty)")
     parser.add_argument("--no-expected", action="store_true",
                         help="do not rewrite <target>.expected/")
+    parser.add_argument("--kafka-version", metavar="X.Y.Z",
+                        help="the broker release (its jars fetched by build/kafka/fetch.sh X.Y.Z); "
+                             "default: the target's name kafka-X.Y.Z, else the suite's release")
     args = parser.parse_args(argv)
-    make_sample(args.target, write_expectations=not args.no_expected)
+    named = re.fullmatch(r"kafka-(\d+\.\d+\.\d+)", args.target.name)
+    make_sample(args.target, write_expectations=not args.no_expected,
+                version=args.kafka_version or (named.group(1) if named else None))
     return 0
 
 

@@ -51,7 +51,7 @@ from kafka import KafkaAdminClient
 from jobs.replay import TABLE_COLUMNS
 
 from .conftest import running_broker
-from .kafka_broker import KafkaBroker, snapshot_log_dirs
+from .kafka_broker import KafkaBroker, kafka_version, snapshot_log_dirs, writer_versions
 from .make_sample import replay_tables
 from .workloads import Workloads, offsets_end_offsets
 
@@ -214,6 +214,7 @@ def admin_view(broker: KafkaBroker, asked: list[str]) -> AdminView:
 
 @dataclass
 class Observation:
+    release: str
     workloads: Workloads
     segments: Path
     capture: Path
@@ -221,27 +222,31 @@ class Observation:
     attempts: int
 
 
-_workload_failure: list[str] = []
+_workload_failure: dict[str, str] = {}   # release -> why its workloads failed
+RELEASES = (kafka_version(), *writer_versions())
 
 
-@pytest.fixture(scope="module")
-def crosscheck_broker(tmp_path_factory):
-    """A broker of this module's own: the workloads delete offsets and groups and leave members
-    running, which the tests sharing ``kafka_broker`` do not expect."""
-    yield from running_broker(tmp_path_factory, "kafka-crosscheck")
+@pytest.fixture(scope="module", params=RELEASES)
+def crosscheck_broker(request, tmp_path_factory):
+    """A broker of this module's own, once per release (the suite's and each newer writer
+    release): the workloads delete offsets and groups and leave members running, which the tests
+    sharing ``kafka_broker`` do not expect."""
+    yield from running_broker(tmp_path_factory, f"kafka-crosscheck-{request.param}",
+                              request.param)
 
 
 @pytest.fixture(scope="module")
 def workloads(crosscheck_broker):
     kafka_broker = crosscheck_broker
-    if _workload_failure:  # pytest retries a failed module fixture for every test: don't
-        pytest.fail(f"the workloads failed earlier: {_workload_failure[0]}", pytrace=False)
+    failed = _workload_failure.get(kafka_broker.version)
+    if failed:  # pytest retries a failed module fixture for every test: don't
+        pytest.fail(f"the workloads failed earlier: {failed}", pytrace=False)
     wl = Workloads(kafka_broker.bootstrap_server)
     try:
         wl.run_all()
         wl.wait_settled()
     except BaseException as exc:
-        _workload_failure.append(repr(exc))
+        _workload_failure[kafka_broker.version] = repr(exc)
         print(f"broker log tail:\n{kafka_broker.log_tail()}")
         wl.close()
         raise
@@ -265,7 +270,8 @@ def observed(crosscheck_broker, workloads, tmp_path_factory) -> Observation:
                 progress=io.StringIO())
         admin = admin_view(kafka_broker, asked)
         if offsets_end_offsets(kafka_broker.bootstrap_server) == before:
-            return Observation(workloads, root / "segments", root / "capture", admin, attempt)
+            return Observation(kafka_broker.version, workloads, root / "segments",
+                               root / "capture", admin, attempt)
         workloads.wait_settled()
     pytest.fail("__consumer_offsets kept changing while the snapshot was taken")
 
@@ -309,20 +315,21 @@ def spark_tables(spark, lake: Path, path: Path, snapshot_id: str) -> dict[str, l
     return tables
 
 
-_replays: dict[str, dict[str, list[dict]]] = {}
+_replays: dict[tuple[str, str], dict[str, list[dict]]] = {}   # (release, source) -> its tables
 
 
 @pytest.fixture(params=SOURCES)
 def replayed(request, observed, tmp_path_factory) -> dict[str, list[dict]]:
     """The replay tables of the observed snapshot, by source/engine (computed once each)."""
     source = request.param
-    if source not in _replays:
+    done = {s: table for (release, s), table in _replays.items() if release == observed.release}
+    if source not in done:
         began = time.monotonic()
         try:
             if source == "segments/python":
-                _replays[source] = replay_tables(observed.segments)
+                done[source] = replay_tables(observed.segments)
             elif source == "capture/python":
-                _replays[source] = python_capture_tables(observed.capture)
+                done[source] = python_capture_tables(observed.capture)
             else:
                 # Both Spark legs at once, in two threads of the one session: the pipeline is
                 # mostly driver-side overhead (small jobs, Delta commits), so they overlap well.
@@ -335,16 +342,18 @@ def replayed(request, observed, tmp_path_factory) -> dict[str, list[dict]]:
                                for leg, path in legs.items()}
                 for leg, future in futures.items():
                     exc = future.exception()
-                    _replays[leg] = future.result() if exc is None else exc
-                if isinstance(_replays[source], Exception):
-                    raise _replays[source]
+                    done[leg] = future.result() if exc is None else exc
+                if isinstance(done[source], Exception):
+                    raise done[source]
         except Exception as exc:
-            _replays[source] = exc  # fail the other tests of this source at once, not again
+            done[source] = exc  # fail the other tests of this source at once, not again
             raise
-        print(f"{source}: replayed in {time.monotonic() - began:.1f} s")
-    if isinstance(_replays[source], Exception):
-        pytest.fail(f"the {source} replay failed earlier: {_replays[source]!r}", pytrace=False)
-    return _replays[source]
+        finally:
+            _replays.update({(observed.release, s): table for s, table in done.items()})
+        print(f"{observed.release} {source}: replayed in {time.monotonic() - began:.1f} s")
+    if isinstance(done[source], Exception):
+        pytest.fail(f"the {source} replay failed earlier: {done[source]!r}", pytrace=False)
+    return done[source]
 
 
 # ---- helpers over the replay tables ----------------------------------------------------------
@@ -515,3 +524,23 @@ def test_capture_and_segment_replays_agree_on_the_final_state(observed):
         strip = [sorted(repr({k: v for k, v in r.items() if k not in drop}) for r in t[name])
                  for t in (segments, capture)]
         assert strip[0] == strip[1], name
+
+
+# ---- dump, on each release's log ---------------------------------------------------------------
+
+def test_dump_equals_the_releases_dump_log_segments(crosscheck_broker, observed):
+    """``offsetlake dump`` of the snapshot equals, record for record, Kafka's
+    ``DumpLogSegments --offsets-decoder`` run from the jars of the release that wrote it; the
+    workloads make that release write every group kind's records."""
+    from collections import Counter
+
+    from .test_dump_vs_kafka import _kind, assert_same, offsetlake_dump, our_entry, run_kafka_dump_log
+
+    files = sorted(log for d in observed.segments.iterdir() for log in sorted(d.glob("*.log")))
+    kafka = run_kafka_dump_log(crosscheck_broker, files)
+    assert_same(kafka, {str(f): [our_entry(o) for o in offsetlake_dump(f)] for f in files})
+    kinds = {_kind(e) for entries in kafka.values() for e in entries}
+    print(f"\n{observed.release} wrote:", dict(sorted(Counter(
+        _kind(e) for entries in kafka.values() for e in entries).items())))
+    expected = {f"type {t}" for t in (1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15)}
+    assert expected <= kinds, f"{observed.release} did not write {expected - kinds}"
