@@ -37,11 +37,14 @@ $(VENV)/.class-archive: $(STAMP) $(JARS)/.fetched
 
 # Apache Kafka broker and tool jars for the integration suite, the older brokers the downgrade
 # comparison starts (<downgrade.versions> in build/kafka/pom.xml) and the newer ones whose
-# snapshots it loads (<writer.versions>).
+# snapshots it loads (<writer.versions>); Kafka Streams of the suite's release and of each writer
+# release, for the Streams application the suite compiles (tests/integration/test_streams_app.py).
 kafka:
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --downgrade
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --writers
+	OFFSETLAKE_CACHE=$(CACHE) bash build/streams/fetch.sh
+	OFFSETLAKE_CACHE=$(CACHE) bash build/streams/fetch.sh $$(sed -n 's:.*<writer.versions>\(.*\)</writer.versions>.*:\1:p' build/kafka/pom.xml)
 
 demo: setup
 	$(VENV)/bin/offsetlake demo

@@ -1,9 +1,10 @@
 """Regression fixtures: the committed real snapshots ``samples/kafka-<release>`` (each written by
-a broker of that release under the integration workloads, see its README) and their checked-in
-expectations.
+a broker of that release under the integration workloads, see its README) and
+``samples/streams-<release>`` (a broker and a Kafka Streams application of that release:
+``tests/integration/make_streams_sample.py``), and their checked-in expectations.
 
 No broker is needed: ``offsetlake dump`` and the pure-Python replay are recomputed on each sample
-and compared, exactly, with ``samples/kafka-<release>.expected/``. After an intended change of
+and compared, exactly, with ``samples/<sample>.expected/``. After an intended change of
 the output, rewrite the expectations and review the diff::
 
     OFFSETLAKE_UPDATE_GOLDEN=1 python -m pytest tests/test_sample_regression.py
@@ -24,8 +25,9 @@ from jobs.replay import TABLE_COLUMNS
 from tests.integration.make_sample import replay_tables, table_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-# Real-broker samples: the release that wrote each (its workloads make the same group kinds).
-RELEASES = ("4.3.1", "4.4.0")
+# Real-broker samples: kafka-<release> (the integration workloads: classic, consumer, share
+# groups, transactions) and streams-<release> (a Kafka Streams application's streams group).
+SAMPLES = ("kafka-4.3.1", "kafka-4.4.0", "streams-4.3.1", "streams-4.4.0")
 UPDATE = os.environ.get("OFFSETLAKE_UPDATE_GOLDEN") == "1"
 MAX_DIFF_LINES = 60
 
@@ -51,52 +53,55 @@ def check_golden(path: Path, lines: list[str]) -> None:
                 f"{Path(__file__).relative_to(ROOT)}", pytrace=False)
 
 
-@pytest.fixture(scope="module", params=RELEASES)
-def release(request) -> str:
+@pytest.fixture(scope="module", params=SAMPLES)
+def name(request) -> str:
+    """The sample's name (``kafka-4.3.1``...)."""
     return request.param
 
 
-def sample(release: str) -> Path:
-    return ROOT / "samples" / f"kafka-{release}"
+def sample(name: str) -> Path:
+    return ROOT / "samples" / name
 
 
-def expected(release: str) -> Path:
-    return ROOT / "samples" / f"kafka-{release}.expected"
+def expected(name: str) -> Path:
+    return ROOT / "samples" / f"{name}.expected"
 
 
 @pytest.fixture(scope="module")
-def tables(release) -> dict[str, list[dict]]:
-    return replay_tables(sample(release))
+def tables(name) -> dict[str, list[dict]]:
+    return replay_tables(sample(name))
 
 
-def test_the_sample_is_small_and_holds_only_offsets_partitions(release):
-    files = [f for f in sample(release).rglob("*") if f.is_file()]
+def test_the_sample_is_small_and_holds_only_offsets_partitions(name):
+    files = [f for f in sample(name).rglob("*") if f.is_file()]
     logs = [f for f in files if f.suffix == ".log"]
     assert logs and all(f.parent.name.startswith("__consumer_offsets-") for f in logs)
     assert {f.parent.name for f in logs} == {f"__consumer_offsets-{p}" for p in range(3)}
     assert sum(f.stat().st_size for f in files) < 512 * 1024
 
 
-def test_offsetlake_dump_of_the_sample_matches_the_golden_file(release, capsys):
-    code = offsetlake(["dump", str(sample(release))])
+def test_offsetlake_dump_of_the_sample_matches_the_golden_file(name, capsys):
+    code = offsetlake(["dump", str(sample(name))])
     out = capsys.readouterr().out
 
     assert code == 0
     lines = out.splitlines()
-    check_golden(expected(release) / "dump.jsonl", lines)
+    check_golden(expected(name) / "dump.jsonl", lines)
     assert not [line for line in lines if '"error"' in line], "dump reported unreadable records"
 
 
 @pytest.mark.parametrize("table", list(TABLE_COLUMNS))
-def test_replay_table_of_the_sample_matches_the_golden_file(release, tables, table):
-    check_golden(expected(release) / "tables" / f"{table}.jsonl", table_lines(tables[table]))
+def test_replay_table_of_the_sample_matches_the_golden_file(name, tables, table):
+    check_golden(expected(name) / "tables" / f"{table}.jsonl", table_lines(tables[table]))
 
 
-def test_the_sample_covers_every_group_kind_and_scenario(release, tables):
-    scenarios = json.loads((sample(release) / "scenarios.json").read_text())
+def test_the_sample_covers_every_group_kind_and_scenario(name, tables):
+    if not name.startswith("kafka-"):
+        pytest.skip("a streams sample: see the next test")
+    scenarios = json.loads((sample(name) / "scenarios.json").read_text())
     groups = {r["group_id"]: r for r in tables["groups"]}
 
-    assert scenarios["kafka_version"] == release
+    assert scenarios["kafka_version"] == name.removeprefix("kafka-")
     assert {r["group_type"] for r in groups.values()} == {"classic", "consumer", "share"}
     for s in scenarios["scenarios"]:
         if s["expected"].get("deleted"):
@@ -114,4 +119,29 @@ def test_the_sample_covers_every_group_kind_and_scenario(release, tables):
         for key in s["expected"].get("absent", {}):
             assert (s["group_id"], key) not in offsets, s["scenario"]
     assert [r["outcome"] for r in tables["transactions"]] == ["committed", "aborted"]
+    assert tables["violations"] == []
+
+
+def test_the_streams_sample_says_what_the_admin_api_said(name, tables):
+    """The streams group of ``samples/streams-*`` as ``kafka-streams-groups --describe`` saw it at
+    the snapshot (``described.json``): state, epochs, members, active tasks, offsets."""
+    if not name.startswith("streams-"):
+        pytest.skip("not a streams sample")
+    described = json.loads((sample(name) / "described.json").read_text())
+    assert described["kafka_version"] == name.removeprefix("streams-")
+    (group,) = [r for r in tables["groups"] if r["group_id"] == "st-app"]
+    state = described["state"]
+    assert (group["group_type"], group["group_state"], group["group_epoch"],
+            group["target_assignment_epoch"], group["member_count"]) == \
+        ("streams", state["state"], state["group_epoch"], state["target_assignment_epoch"],
+         state["members"])
+    assert {m["member_id"]: m["member_epoch"] for m in tables["members"]} == \
+        {mid: m["member_epoch"] for mid, m in described["members"].items()}
+    active: dict[str, set] = {}
+    for r in tables["member_assignments"]:
+        active.setdefault(r["member_id"], set()).add((r["subtopology_id"], r["partition"]))
+    assert active == {mid: {tuple(t) for t in m["tasks"]["ACTIVE"]}
+                      for mid, m in described["members"].items()}
+    assert sorted([r["topic"], r["partition"], r["committed_offset"]] for r in tables["offsets"]) \
+        == described["offsets"]
     assert tables["violations"] == []

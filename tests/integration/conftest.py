@@ -37,10 +37,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka",
-                   version: str | None = None):
+                   version: str | None = None, overrides: dict[str, str] | None = None):
     """Start a broker for a fixture (skip without java, fail without the jars) and stop it when
     the generator is closed: ``yield from running_broker(tmp_path_factory)``. ``version``:
-    another fetched release than the suite's (``build/kafka/fetch.sh``)."""
+    another fetched release than the suite's (``build/kafka/fetch.sh``); ``overrides``: broker
+    settings on top of the suite's."""
     if java_executable() is None:
         _skip_reasons.add(_SKIPPED_NO_JAVA)
         pytest.skip(_SKIPPED_NO_JAVA)
@@ -51,7 +52,8 @@ def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka"
     for attempt in (1, 2):
         # New ports each attempt: free_port() cannot reserve them, so another process on the
         # machine may take one before the broker binds it.
-        broker = KafkaBroker(tmp_path_factory.mktemp(name), libs=libs, version=version)
+        broker = KafkaBroker(tmp_path_factory.mktemp(name), libs=libs, version=version,
+                             overrides=overrides)
         try:
             broker.start()
             break
