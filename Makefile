@@ -43,6 +43,7 @@ kafka:
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --downgrade
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --writers
+	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --rolling
 	OFFSETLAKE_CACHE=$(CACHE) bash build/streams/fetch.sh
 	OFFSETLAKE_CACHE=$(CACHE) bash build/streams/fetch.sh $$(sed -n 's:.*<writer.versions>\(.*\)</writer.versions>.*:\1:p' build/kafka/pom.xml)
 

@@ -26,8 +26,9 @@ from tests.integration.make_sample import replay_tables, table_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 # Real-broker samples: kafka-<release> (the integration workloads: classic, consumer, share
-# groups, transactions) and streams-<release> (a Kafka Streams application's streams group).
-SAMPLES = ("kafka-4.3.1", "kafka-4.4.0", "streams-4.3.1", "streams-4.4.0")
+# groups, transactions), streams-<release> (a Kafka Streams application's streams group) and
+# rolling-upgrade (one log carried from 3.9.2 to 4.4.0, the workloads run at each release).
+SAMPLES = ("kafka-4.3.1", "kafka-4.4.0", "streams-4.3.1", "streams-4.4.0", "rolling-upgrade")
 UPDATE = os.environ.get("OFFSETLAKE_UPDATE_GOLDEN") == "1"
 MAX_DIFF_LINES = 60
 
@@ -96,12 +97,22 @@ def test_replay_table_of_the_sample_matches_the_golden_file(name, tables, table)
 
 
 def test_the_sample_covers_every_group_kind_and_scenario(name, tables):
-    if not name.startswith("kafka-"):
+    if name.startswith("streams-"):
         pytest.skip("a streams sample: see the next test")
     scenarios = json.loads((sample(name) / "scenarios.json").read_text())
     groups = {r["group_id"]: r for r in tables["groups"]}
 
-    assert scenarios["kafka_version"] == name.removeprefix("kafka-")
+    assert scenarios["kafka_version"] == (name.removeprefix("kafka-") if name.startswith("kafka-")
+                                          else "4.4.0")
+    # The rolling upgrade's earlier releases: each release's groups are there, Empty (their
+    # members closed before the broker stopped), or gone when the scenario deleted them.
+    earlier = scenarios.get("earlier_scenarios", [])
+    assert {s["release"] for s in earlier} == ({"3.9.2", "4.0.2", "4.1.2", "4.2.1", "4.3.1"}
+                                               if name == "rolling-upgrade" else set())
+    for s in earlier:
+        assert (s["group_id"] in groups) != bool(s["expected"].get("deleted")), s
+        if s["group_id"] in groups and s["protocol"] != "share":
+            assert groups[s["group_id"]]["group_state"] == "Empty", s
     assert {r["group_type"] for r in groups.values()} == {"classic", "consumer", "share"}
     for s in scenarios["scenarios"]:
         if s["expected"].get("deleted"):
@@ -118,7 +129,8 @@ def test_the_sample_covers_every_group_kind_and_scenario(name, tables):
             assert offsets.get((s["group_id"], key)) == offset, s["scenario"]
         for key in s["expected"].get("absent", {}):
             assert (s["group_id"], key) not in offsets, s["scenario"]
-    assert [r["outcome"] for r in tables["transactions"]] == ["committed", "aborted"]
+    assert [r["outcome"] for r in tables["transactions"]] == \
+        ["committed", "aborted"] * (1 + len({s["release"] for s in earlier}))
     assert tables["violations"] == []
 
 

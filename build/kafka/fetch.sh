@@ -9,6 +9,7 @@
 #   fetch.sh --downgrade  the older brokers the downgrade comparison starts
 #                       (<downgrade.versions> in pom.xml, tests/integration/test_downgrade_vs_brokers.py)
 #   fetch.sh --writers  newer brokers whose snapshots that comparison loads (<writer.versions>)
+#   fetch.sh --rolling  the releases the rolling-upgrade log is carried through (<rolling.versions>)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +24,8 @@ if [[ "${1:-}" == "--downgrade" ]]; then
   set -- $(sed -n 's:.*<downgrade.versions>\(.*\)</downgrade.versions>.*:\1:p' "$pom")
 elif [[ "${1:-}" == "--writers" ]]; then
   set -- $(sed -n 's:.*<writer.versions>\(.*\)</writer.versions>.*:\1:p' "$pom")
+elif [[ "${1:-}" == "--rolling" ]]; then
+  set -- $(sed -n 's:.*<rolling.versions>\(.*\)</rolling.versions>.*:\1:p' "$pom")
 fi
 if (( $# > 1 )); then
   for v in "$@"; do bash "$here/fetch.sh" "$v"; done

@@ -2,6 +2,7 @@
 
     python -m tests.integration.make_sample samples/kafka-4.3.1
     python -m tests.integration.make_sample samples/kafka-4.4.0     # a 4.4.0 broker
+    python -m tests.integration.make_sample samples/rolling-upgrade # 3.9.2 -> ... -> 4.4.0
 
 starts a fresh single-node broker (``kafka_broker.KafkaBroker``, ``offsets.topic.num.partitions``
 = 3), runs every scenario of :mod:`tests.integration.workloads`, waits until the groups are
@@ -108,8 +109,10 @@ def copy_snapshot(data_dir: Path, target: Path) -> int:
 
 
 def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.stderr,
-                version: str | None = None) -> dict:
-    """``version``: a broker release other than the suite's (its jars fetched by ``fetch.sh``)."""
+                version: str | None = None, rolling: bool = False) -> dict:
+    """``version``: a broker release other than the suite's (its jars fetched by ``fetch.sh``);
+    ``rolling``: the last writer release on a log every ``<rolling.versions>`` release wrote
+    to first (:mod:`tests.integration.rolling_upgrade`)."""
     from .kafka_broker import KafkaBroker, kafka_version
     from .workloads import Workloads
 
@@ -118,21 +121,34 @@ def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.s
     if target.exists() and any(target.iterdir()):
         raise SystemExit(f"{target} is not empty; remove it first")
     began = time.monotonic()
-    with (tempfile.TemporaryDirectory(prefix="offsetlake-sample-") as work,
-          KafkaBroker(Path(work) / "kafka",
-                      version=None if version == kafka_version() else version) as broker):
-        print(f"make_sample: Kafka {version} at {broker.bootstrap_server}",
-              file=progress)
-        with Workloads(broker.bootstrap_server) as wl:
-            wl.run_all()
-            wl.wait_settled()
-            # Copied while the members are still in their groups, as a snapshot of a running
-            # cluster is: every message is flushed, so the .log files are complete.
-            target.mkdir(parents=True, exist_ok=True)
-            size = copy_snapshot(broker.data_dir, target)
-            scenarios, timings = wl.scenarios, wl.timings
-    (target / "scenarios.json").write_text(json.dumps(
-        {"kafka_version": version, "scenarios": scenarios}, indent=2) + "\n")
+    earlier: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="offsetlake-sample-") as work:
+        if rolling:
+            from .rolling_upgrade import final_version, upgraded_broker
+
+            broker, earlier = upgraded_broker(Path(work) / "kafka", progress)
+            version = final_version()
+        else:
+            broker = KafkaBroker(Path(work) / "kafka",
+                                 version=None if version == kafka_version() else version)
+            broker.start()
+        try:
+            print(f"make_sample: Kafka {version} at {broker.bootstrap_server}",
+                  file=progress)
+            with Workloads(broker.bootstrap_server) as wl:
+                wl.run_all()
+                wl.wait_settled()
+                # Copied while the members are still in their groups, as a snapshot of a running
+                # cluster is: every message is flushed, so the .log files are complete.
+                target.mkdir(parents=True, exist_ok=True)
+                size = copy_snapshot(broker.data_dir, target)
+                scenarios, timings = wl.scenarios, wl.timings
+        finally:
+            broker.stop()
+    document = {"kafka_version": version, "scenarios": scenarios}
+    if rolling:   # the scenarios each earlier release ran, its members closed before it stopped
+        document["earlier_scenarios"] = earlier
+    (target / "scenarios.json").write_text(json.dumps(document, indent=2) + "\n")
     if write_expectations:
         write_expected(target, target.parent / f"{target.name}.expected")
     summary = {"bytes": size, "seconds": round(time.monotonic() - began, 1),
@@ -154,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     named = re.fullmatch(r"kafka-(\d+\.\d+\.\d+)", args.target.name)
     make_sample(args.target, write_expectations=not args.no_expected,
-                version=args.kafka_version or (named.group(1) if named else None))
+                version=args.kafka_version or (named.group(1) if named else None),
+                rolling=args.target.name == "rolling-upgrade")
     return 0
 
 

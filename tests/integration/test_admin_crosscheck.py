@@ -51,7 +51,8 @@ from kafka import KafkaAdminClient
 from jobs.replay import TABLE_COLUMNS
 
 from .conftest import running_broker
-from .kafka_broker import KafkaBroker, kafka_version, snapshot_log_dirs, writer_versions
+from .kafka_broker import (KafkaBroker, KafkaJarsMissing, kafka_version, snapshot_log_dirs,
+                           writer_versions)
 from .make_sample import replay_tables
 from .workloads import Workloads, offsets_end_offsets
 
@@ -222,23 +223,41 @@ class Observation:
     attempts: int
 
 
-_workload_failure: dict[str, str] = {}   # release -> why its workloads failed
-RELEASES = (kafka_version(), *writer_versions())
+_workload_failure: dict[str, str] = {}   # pass -> why its workloads failed
+ROLLING = "rolling"
+PASSES = (kafka_version(), *writer_versions(), ROLLING)
 
 
-@pytest.fixture(scope="module", params=RELEASES)
+@pytest.fixture(scope="module", params=PASSES)
 def crosscheck_broker(request, tmp_path_factory):
     """A broker of this module's own, once per release (the suite's and each newer writer
     release): the workloads delete offsets and groups and leave members running, which the tests
-    sharing ``kafka_broker`` do not expect."""
-    yield from running_broker(tmp_path_factory, f"kafka-crosscheck-{request.param}",
-                              request.param)
+    sharing ``kafka_broker`` do not expect. The ``rolling`` pass: the last writer release on a log
+    directory every release of ``<rolling.versions>`` wrote to first
+    (:mod:`tests.integration.rolling_upgrade`), its earlier groups left Empty or deleted."""
+    if request.param != ROLLING:
+        for broker in running_broker(tmp_path_factory, f"kafka-crosscheck-{request.param}",
+                                     None if request.param == kafka_version() else request.param):
+            broker.label, broker.earlier = request.param, []
+            yield broker
+        return
+    from .rolling_upgrade import upgraded_broker
+
+    try:
+        broker, earlier = upgraded_broker(tmp_path_factory.mktemp("kafka-rolling"))
+    except KafkaJarsMissing as exc:
+        pytest.fail(f"{exc} (or `bash build/kafka/fetch.sh --rolling`)", pytrace=False)
+    broker.label, broker.earlier = ROLLING, earlier
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture(scope="module")
 def workloads(crosscheck_broker):
     kafka_broker = crosscheck_broker
-    failed = _workload_failure.get(kafka_broker.version)
+    failed = _workload_failure.get(kafka_broker.label)
     if failed:  # pytest retries a failed module fixture for every test: don't
         pytest.fail(f"the workloads failed earlier: {failed}", pytrace=False)
     wl = Workloads(kafka_broker.bootstrap_server)
@@ -246,7 +265,7 @@ def workloads(crosscheck_broker):
         wl.run_all()
         wl.wait_settled()
     except BaseException as exc:
-        _workload_failure[kafka_broker.version] = repr(exc)
+        _workload_failure[kafka_broker.label] = repr(exc)
         print(f"broker log tail:\n{kafka_broker.log_tail()}")
         wl.close()
         raise
@@ -270,7 +289,7 @@ def observed(crosscheck_broker, workloads, tmp_path_factory) -> Observation:
                 progress=io.StringIO())
         admin = admin_view(kafka_broker, asked)
         if offsets_end_offsets(kafka_broker.bootstrap_server) == before:
-            return Observation(kafka_broker.version, workloads, root / "segments",
+            return Observation(kafka_broker.label, workloads, root / "segments",
                                root / "capture", admin, attempt)
         workloads.wait_settled()
     pytest.fail("__consumer_offsets kept changing while the snapshot was taken")
@@ -544,3 +563,18 @@ def test_dump_equals_the_releases_dump_log_segments(crosscheck_broker, observed)
         _kind(e) for entries in kafka.values() for e in entries).items())))
     expected = {f"type {t}" for t in (1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15)}
     assert expected <= kinds, f"{observed.release} did not write {expected - kinds}"
+
+
+def test_the_rolling_log_holds_groups_of_every_release(crosscheck_broker, observed, replayed):
+    """The ``rolling`` pass: each release the log went through left groups the last broker
+    still reports (their tables are in every comparison above) or deleted."""
+    if observed.release != ROLLING:
+        pytest.skip("a single release's log")
+    from .rolling_upgrade import prefix_of, rolling_versions
+
+    earlier = crosscheck_broker.earlier
+    assert {s["release"] for s in earlier} == set(rolling_versions())
+    kept = {gid.split("-", 1)[0] for gid in replay_groups(replayed)}
+    assert {prefix_of(v) for v in rolling_versions()} <= kept
+    deleted = {s["group_id"] for s in earlier if s["expected"].get("deleted")}
+    assert deleted and not deleted & set(replay_groups(replayed))

@@ -3,10 +3,12 @@ by partition, what that release's group coordinator does when it loads the snaps
 
 Snapshots: ``samples/kafka-4.3.1`` (written by the integration suite's Kafka 4.3.1 broker under
 every workload: classic, KIP-848, static, drained, deleted, converted, share groups and
-transactions), fresh ones written the same way during the test (:mod:`.make_sample`) by the
-suite's broker and by each newer ``<writer.versions>`` broker (4.4.0), and a
-hand-made one (:mod:`.downgrade_snapshots`: a compacted deleted group, a
-simple group that later joins as a KIP-848 group, an offset commit claiming value version 5).
+transactions), ``samples/rolling-upgrade`` (one log carried from 3.9.2 to 4.4.0, the workloads
+run at each release: records written by six releases' coordinators), fresh ones written the
+same way during the test (:mod:`.make_sample`) by the suite's broker and by each newer
+``<writer.versions>`` broker (4.4.0), and a hand-made one (:mod:`.downgrade_snapshots`: a
+compacted deleted group, a simple group that later joins as a KIP-848 group, an offset commit
+claiming value version 5).
 Brokers: the ``<downgrade.versions>`` of ``build/kafka/pom.xml`` (3.7.2 with its early-access
 Java coordinator, 3.9.2 with its default Scala coordinator and with the Java one, 4.0.2, 4.2.1),
 fetched from Maven Central by ``build/kafka/fetch.sh --downgrade``.
@@ -49,6 +51,7 @@ from .kafka_broker import (KafkaJarsMissing, downgrade_versions, java_executable
 pytestmark = pytest.mark.integration
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "kafka-4.3.1"
+ROLLING_SAMPLE = SAMPLE.parent / "rolling-upgrade"   # one log from 3.9.2 to 4.4.0: its README
 PARTITIONS = 3
 _SKIPPED_TYPE = re.compile(r"Unknown (?:record type|message key with version) (-?\d+)")
 
@@ -71,7 +74,7 @@ def _brokers() -> list[tuple[str, bool, str]]:
 
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory) -> dict[str, Path]:
-    return {"kafka-4.3.1-sample": SAMPLE,
+    return {"kafka-4.3.1-sample": SAMPLE, "rolling-upgrade-sample": ROLLING_SAMPLE,
             "crafted": write_crafted_snapshot(tmp_path_factory.mktemp("crafted"))}
 
 
@@ -121,7 +124,7 @@ def _expected_offsets(snapshot: Path) -> dict[int, dict[str, dict]]:
 
 @pytest.mark.parametrize("version, new_coordinator, target", _brokers(),
                          ids=[b[2] for b in _brokers()])
-@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "crafted",
+@pytest.mark.parametrize("snapshot_name", ["kafka-4.3.1-sample", "rolling-upgrade-sample", "crafted",
                                            *(f"workloads-{v}" for v in (kafka_version(), *writer_versions()))])
 def test_audit_predicts_the_broker_partition_by_partition(request, snapshots, snapshot_name,
                                                           version, new_coordinator, target,
