@@ -136,7 +136,12 @@ def make_sample(target: Path, *, write_expectations: bool = True, progress=sys.s
             print(f"make_sample: Kafka {version} at {broker.bootstrap_server}",
                   file=progress)
             with Workloads(broker.bootstrap_server) as wl:
-                wl.run_all()
+                if rolling:
+                    from .rolling_upgrade import scenarios_of
+
+                    wl.run_all(scenarios_of(version))
+                else:
+                    wl.run_all()
                 wl.wait_settled()
                 # Copied while the members are still in their groups, as a snapshot of a running
                 # cluster is: every message is flushed, so the .log files are complete.

@@ -12,10 +12,11 @@ member (they leave their groups) and stops the broker. It ends by starting the l
 release (4.4.0) on that directory, features raised, and returns it running: the caller runs the
 full workloads on it and takes the snapshot (``test_admin_crosscheck.py``'s ``rolling`` pass).
 
-What each release runs: 3.9's KIP-848 support is early access (no group configurations, no
-ConsumerGroupDescribe the workloads can wait on), so 3.9.2 runs the classic groups, the
-transactions and the offset deletion; 4.0 and 4.1 everything but the share group (4.1's share
-groups are a preview the client's ShareGroupHeartbeat version does not match); 4.2 on everything.
+What each release runs (:func:`scenarios_of`): 3.9's KIP-848 support is early access (no group
+configurations, no ConsumerGroupDescribe the workloads can wait on), so 3.9.2 runs the classic
+groups, the transactions and the offset deletion; 4.0 and 4.1 everything but the share group
+(4.1's share groups are a preview the client's ShareGroupHeartbeat version does not match); 4.2
+on everything; from 4.0 on also a regex subscription, the last release included.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ def final_version() -> str:
 
 
 def scenarios_of(version: str) -> tuple[str, ...]:
+    """The workloads a release runs here: every scenario it supports, plus a regex subscription
+    (``consumer_regex``: type 16 records) from 4.0 on."""
     release = release_of(version)
     if release < (4, 0):
         return CLASSIC_ONLY
     if release < (4, 2):
-        return tuple(s for s in Workloads.SCENARIOS if s != "share_group")
-    return Workloads.SCENARIOS
+        return (*(s for s in Workloads.SCENARIOS if s != "share_group"), "consumer_regex")
+    return (*Workloads.SCENARIOS, "consumer_regex")
 
 
 def prefix_of(version: str) -> str:

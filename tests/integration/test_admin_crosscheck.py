@@ -262,7 +262,12 @@ def workloads(crosscheck_broker):
         pytest.fail(f"the workloads failed earlier: {failed}", pytrace=False)
     wl = Workloads(kafka_broker.bootstrap_server)
     try:
-        wl.run_all()
+        if kafka_broker.label == ROLLING:
+            from .rolling_upgrade import scenarios_of
+
+            wl.run_all(scenarios_of(kafka_broker.version))
+        else:
+            wl.run_all()
         wl.wait_settled()
     except BaseException as exc:
         _workload_failure[kafka_broker.label] = repr(exc)

@@ -341,9 +341,9 @@ class Workloads:
                  "consumer_static", "consumer_drained", "transactions", "offset_deletion",
                  "group_deletion", "conversion", "share_group")
 
-    def run_all(self) -> list[dict]:
+    def run_all(self, scenarios: tuple[str, ...] = SCENARIOS) -> list[dict]:
         self.create_topics()
-        for name in self.SCENARIOS:
+        for name in scenarios:
             began = time.monotonic()
             getattr(self, name)()
             self.timings[name] = round(time.monotonic() - began, 2)
@@ -487,6 +487,24 @@ class Workloads:
             f"{a} joins, owns {ORDERS} 0-2 and commits {_fmt(committed)}",
             f"{a} leaves: the group is Empty (consumer type, offsets kept)"],
             {"group_type": "consumer", "state": "Empty", "members": [],
+             "offsets": _offsets(committed)})
+
+    def consumer_regex(self) -> None:
+        """A KIP-848 member subscribed by regular expression (SubscribedTopicRegex): the
+        coordinator resolves it and writes ConsumerGroupRegularExpression (type 16). Not in
+        :data:`SCENARIOS` (the bundled kafka-* samples predate it): the rolling upgrade runs it
+        on every release from 4.0 on."""
+        gid = self.group("regex")
+        a = f"{gid}-1"
+        pattern = "^wl-(orders|events)$"
+        self._confluent(a, gid, "consumer", topics=(pattern,))
+        everything = _all(ORDERS) | {(EVENTS, p) for p in range(TOPICS[EVENTS])}
+        self.wait_group(gid, ConsumerGroupState.STABLE, {a}, everything)
+        committed = self.commit_assigned(a, 4, "regex")
+        self._record("consumer-regex", gid, "consumer", "confluent-kafka (group.protocol=consumer)", [
+            f"{a} joins subscribed to the regex {pattern}: the coordinator resolves it to "
+            f"{ORDERS} and {EVENTS}; it owns their 5 partitions and commits {_fmt(committed)}"],
+            {"group_type": "consumer", "state": "Stable", "members": [a],
              "offsets": _offsets(committed)})
 
     def transactions(self) -> None:
