@@ -157,3 +157,30 @@ def test_the_streams_sample_says_what_the_admin_api_said(name, tables):
     assert sorted([r["topic"], r["partition"], r["committed_offset"]] for r in tables["offsets"]) \
         == described["offsets"]
     assert tables["violations"] == []
+
+
+# Record types no real-broker sample can hold, and why.
+NOT_IN_ANY_SAMPLE = {
+    0: "written only by 0.8.2 brokers (offset commit key version 0); no such broker runs here",
+    9: "ShareGroupPartitionMetadata: written only by 4.0's early-access share groups, whose "
+       "ShareGroupHeartbeat the clients here do not speak (UNSUPPORTED_VERSION on 4.1 too)",
+    18: "StreamsGroupPartitionMetadata: removed before any release shipped it (no schema in the "
+        "4.0.2, 4.1.2 or 4.2.1 group-coordinator jars)",
+    24: "StreamsGroupTargetAssignmentResolvedTopicIds: on no release yet (not in 4.4.0's jar)",
+}
+
+
+def test_real_broker_samples_hold_every_record_type_a_release_writes():
+    """Which layouts real broker bytes cover: the types in the samples' golden dumps, by sample."""
+    found: dict[int, set[str]] = {}
+    for name in SAMPLES:
+        for line in (expected(name) / "dump.jsonl").read_text().splitlines():
+            key = json.loads(line).get("key")
+            if isinstance(key, dict):
+                found.setdefault(key["type"], set()).add(name)
+    assert set(found) == set(range(25)) - set(NOT_IN_ANY_SAMPLE), sorted(found)
+    assert found[16] == {"rolling-upgrade"}
+    assert {t for t, names in found.items() if names & {"streams-4.3.1", "streams-4.4.0"}} >= \
+        {1, 17, 19, 20, 21, 22, 23}
+    assert {t for t, names in found.items() if "kafka-4.4.0" in names} >= \
+        {1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15}
