@@ -28,6 +28,12 @@ the classic states only), so the snapshot is taken only when every group is Stab
 Each check runs on four replays of the same snapshot: the pure-Python replay
 (``jobs.replay``) of the segment directories and of the capture, and the Spark pipeline
 (``jobs.stages.pipeline.run_pipeline``) on both, when that module exists.
+
+The module runs in passes (:data:`PASSES`): a broker of the suite's release (4.3.1), one of each
+newer ``<writer.versions>`` release (4.4.0), and ``rolling``: the last writer release on a log
+directory every ``<rolling.versions>`` release wrote to first (3.9.2 ... 4.3.1,
+:mod:`tests.integration.rolling_upgrade`), so every check also covers groups written by six
+releases' coordinators.
 """
 
 from __future__ import annotations
