@@ -185,6 +185,41 @@ def test_snapshot_facts(spark, lake):
                         last_record_at=at(42), is_reconciled=True)]
 
 
+def test_coordinator_load(spark, lake, tmp_path):
+    """Partition 0: key a written three times (the last a tombstone), b once, c once and large,
+    one marker; partition 1: one record. Superseded: a's first two records."""
+    def raw(partition, offset, key, value, control=False):
+        return dict(snapshot_id="s1", partition=partition, offset=offset, key=key, value=value,
+                    is_control=control)
+
+    def rec(partition, offset, group_id):
+        return dict(snapshot_id="s1", partition=partition, offset=offset, group_id=group_id)
+
+    small = write_lake(spark, tmp_path / "load", {
+        "raw_records": [raw(0, 0, b"a", b"12345"), raw(0, 1, b"bb", b"1"),
+                        raw(0, 2, b"a", b"123"), raw(0, 3, b"a", None),
+                        raw(0, 4, b"\x00\x00\x00\x00", b"\x00\x00\x00\x00\x00\x00", True),
+                        raw(0, 5, b"c", b"x" * 40), raw(1, 7, b"d", b"12")],
+        "records": [rec(0, 0, "g1"), rec(0, 1, "g1"), rec(0, 2, "g1"), rec(0, 3, "g1"),
+                    rec(0, 5, "g2"), rec(1, 7, "g3")]})
+    register_lake(spark, small)
+    try:
+        got = rows(spark, "coordinator_load",
+                   ["partition", "records", "control_records", "bytes", "groups", "tombstones",
+                    "superseded_records", "superseded_share", "largest_record_bytes",
+                    "largest_record_offset", "load_factor", "top_group", "top_group_records"],
+                   order=["partition"])
+    finally:
+        register_lake(spark, lake)  # the other tests' catalog back
+    assert got == [
+        dict(partition=0, records=5, control_records=1, bytes=6 + 3 + 4 + 1 + 41, groups=2,
+             tombstones=1, superseded_records=2, superseded_share=0.4, largest_record_bytes=41,
+             largest_record_offset=5, load_factor=1.6667, top_group="g1", top_group_records=4),
+        dict(partition=1, records=1, control_records=0, bytes=3, groups=1, tombstones=0,
+             superseded_records=0, superseded_share=0.0, largest_record_bytes=3,
+             largest_record_offset=7, load_factor=0.3333, top_group="g3", top_group_records=1)]
+
+
 def test_every_sql_file_has_a_content_test():
     untested = [name for name in view_files() if f"test_{name}" not in globals()]
     assert view_files() and not untested
