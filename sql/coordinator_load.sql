@@ -7,11 +7,12 @@
 --   log cleaner keeps a record only while no later record of its key exists, and a tombstone only
 --   until its batch's delete horizon (Kafka 4.3.1, storage/src/main/java/org/apache/kafka/storage/
 --   internals/log/Cleaner.java, shouldRetainRecord): these are what the cleaner has not removed yet.
+--   A record without a key counts too: the cleaner discards it as invalid (the same method).
 -- load_factor: the partition's records over the mean of the snapshot's partitions that hold any.
 -- top_group: the group with the most records in the partition (its records: top_group_records).
 with data as (
     select snapshot_id, partition, offset, key,
-           length(key) + coalesce(length(value), 0) as record_bytes,
+           coalesce(length(key), 0) + coalesce(length(value), 0) as record_bytes,
            value is null as is_tombstone
     from raw_records
     where not is_control
@@ -30,11 +31,12 @@ per_partition as (
         count(*) as records,
         sum(d.record_bytes) as bytes,
         sum(case when d.is_tombstone then 1 else 0 end) as tombstones,
-        sum(case when d.offset < l.latest_offset then 1 else 0 end) as superseded_records,
+        sum(case when d.key is null or d.offset < l.latest_offset then 1 else 0 end)
+            as superseded_records,
         max(d.record_bytes) as largest_record_bytes,
         max_by(d.offset, struct(d.record_bytes, -d.offset)) as largest_record_offset
     from data as d
-    join latest as l
+    left join latest as l
         on d.snapshot_id = l.snapshot_id and d.partition = l.partition and d.key = l.key
     group by d.snapshot_id, d.partition
 ),

@@ -65,7 +65,8 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     sections = re.findall(r"<h2>([^<]+)</h2>", html)
     assert sections == ["Gate", "Snapshot", "Findings", "Downgrade readiness", "Groups",
                         "Epoch timelines", "Reconciliation lag", "Members not converged",
-                        "Partitions pending revocation", "Open transactions", "Data quality"]
+                        "Partitions pending revocation", "Open transactions", "Coordinator load",
+                        "Data quality"]
     section = dict(zip(sections, re.split(r"<h2>[^<]+</h2>", html)[1:]))
     assert "<p class='bad'>Gate: FAIL — 4 findings at or above high</p>" \
            "<p>7 findings counted: 1 critical, 3 high, 1 medium, 2 info</p>" in section["Gate"]
@@ -83,6 +84,11 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     assert "g-cons @ 4" in section["Reconciliation lag"] and "g-cons @ 5" in section["Reconciliation lag"]
     assert "<td>g-cons</td><td>m2</td><td>4</td><td>5</td><td>1</td>" in section["Members not converged"]
     assert "<td>g-classic</td><td>7</td><td>2</td><td>pay, refunds</td>" in section["Open transactions"]
+    # partition 0: two keyless records (the cleaner discards them); partition 1: two and a marker
+    load = re.findall(r"<tr><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>",
+                      section["Coordinator load"])
+    assert load == [("0", "2", "0", "1"), ("1", "2", "0", "1")]
+    assert section["Coordinator load"].count("<rect") == 2
     quality = section["Data quality"]
     assert "expectations failed" in quality
     assert quality.index("FAIL") < quality.index("PASS")
@@ -105,7 +111,7 @@ def test_an_audit_summary_of_another_snapshot_is_refused(spark, tmp_path_factory
 def test_chromium_renders_the_report_offline_and_screenshots_it(report, tmp_path):
     dom = browse(report, tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-3000:]
-    assert dom.stdout.count("<svg") == 4 and "offsetlake report: snapshot s1" in dom.stdout
+    assert dom.stdout.count("<svg") == 5 and "offsetlake report: snapshot s1" in dom.stdout
     shot = tmp_path / "report.png"
     proc = browse(report, tmp_path, f"--screenshot={shot}", "--window-size=1280,2400")
     assert proc.returncode == 0 and shot.is_file(), proc.stderr[-3000:]

@@ -26,6 +26,7 @@ class ReportData:
     not_converged: list[dict]
     pending_revocation: list[dict]
     open_transactions: list[dict]
+    load: list[dict] = field(default_factory=list)     # coordinator_load, by partition
     timelines: dict[str, list[dict]] = field(default_factory=dict)
     timeline_groups_total: int = 0
     snapshots: list[str] = field(default_factory=list)
@@ -76,6 +77,7 @@ def collect(spark, snapshot_id: str, placeholders: list[str], snapshots: list[st
         pending_revocation=_rows(spark, "select * from partitions_pending_revocation "
                                         "order by group_id, topic_name, partition"),
         open_transactions=_rows(spark, "select * from open_transactions order by group_id, producer_id"),
+        load=_rows(spark, "select * from coordinator_load order by records desc, partition"),
         timelines=timelines, timeline_groups_total=total, snapshots=snapshots)
 
 

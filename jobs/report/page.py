@@ -9,6 +9,9 @@ from jobs.report.data import ReportData, timeline_series
 from jobs.report.gate import counts_line, headline
 from jobs.report.svg import PALETTE, SEVERITY_COLORS, bar_chart, step_chart
 
+HOT_LOAD_FACTOR = 2.0   # a partition with twice the mean's records: its coordinator's load
+MAX_LOAD_BARS = 20
+
 CSS = """
 body{font-family:sans-serif;margin:24px;color:#222;max-width:1240px}
 h1{font-size:22px;margin-bottom:4px} h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
@@ -98,6 +101,20 @@ def _lag(data: ReportData) -> str:
                                "pending_member_count", "reconciliation_ms", "is_in_progress"], "")
 
 
+def _load(data: ReportData) -> str:
+    """Records per ``__consumer_offsets`` partition (the busiest first; a bar beyond twice the
+    mean is a hot partition, one coordinator's load), with the superseded share."""
+    bars = [(f"partition {r['partition']}", float(r["records"]),
+             PALETTE[3] if r["load_factor"] >= HOT_LOAD_FACTOR else PALETTE[0])
+            for r in data.load[:MAX_LOAD_BARS]]
+    chart = bar_chart(bars, "records per __consumer_offsets partition (red: over "
+                            f"{HOT_LOAD_FACTOR:g}x the mean)")
+    return (chart or "<p class='muted'>No records in this snapshot.</p>") + table(
+        data.load, ["partition", "records", "bytes", "groups", "load_factor", "top_group",
+                    "top_group_records", "superseded_records", "superseded_share", "tombstones",
+                    "largest_record_bytes", "largest_record_offset"], "")
+
+
 def _quality(quality: dict | None) -> str:
     if quality is None:
         return "<p class='muted'>No quality run for this snapshot (offsetlake quality).</p>"
@@ -149,6 +166,7 @@ def render(data: ReportData, quality: dict | None, gate: dict | None = None,
             "target_member_id"], "None.")),
         ("Open transactions", table(data.open_transactions, [
             "group_id", "producer_id", "pending_offset_count", "topic_names", "opened_at"], "None.")),
+        ("Coordinator load", _load(data)),
         ("Data quality", _quality(quality)),
     ]
     body = "".join(f"<section id='{escape(t.lower().replace(' ', '-'))}'><h2>{escape(t)}</h2>{html}"
