@@ -3,7 +3,7 @@ and Kafka Streams application of that release.
 
     python -m tests.integration.make_streams_sample samples/streams-4.4.0
 
-runs the scenario of :mod:`tests.integration.test_streams_app` (one instance, then three, one
+runs the scenario of :func:`tests.integration.streams_app.run_scenario` (one instance, then three, one
 killed, one restarted; standby replicas) against a fresh broker of the release named by the
 target, copies its ``__consumer_offsets-N`` directories (as :mod:`make_sample` does) and writes
 ``described.json`` (what ``kafka-streams-groups --describe`` said at the moment of the snapshot)
@@ -38,8 +38,7 @@ class _Dirs:
 def make_streams_sample(target: Path, release: str) -> dict:
     from .kafka_broker import KafkaBroker, kafka_version
     from .make_sample import copy_snapshot, write_expected
-    from .streams_app import StreamsApp
-    from .test_streams_app import STREAMS_BROKER, _scenario
+    from .streams_app import STREAMS_BROKER, StreamsApp, run_scenario
 
     if target.exists() and any(target.iterdir()):
         raise SystemExit(f"{target} is not empty; remove it first")
@@ -49,7 +48,7 @@ def make_streams_sample(target: Path, release: str) -> dict:
                          version=None if release == kafka_version() else release) as broker:
             app = StreamsApp.compile(dirs.mktemp("app"), release)
             try:
-                run = _scenario(broker, app, release, dirs)
+                run = run_scenario(broker, app, release, dirs)
             finally:
                 app.close()
         target.mkdir(parents=True, exist_ok=True)

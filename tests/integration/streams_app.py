@@ -6,11 +6,16 @@ instance, using the streams rebalance protocol (``group.protocol=streams``, KIP-
     one = app.start(bootstrap, "st-1", instance_id="st-1")   # a static member
     one.wait_for("RUNNING")
     one.kill()                                                # SIGKILL: no leave, fenced later
+
+:func:`run_scenario` is the suite's scenario (one instance, then three; one killed, one
+restarted; the group described by ``kafka-streams-groups`` at the snapshot), which
+``test_streams_app.py`` checks and ``make_streams_sample.py`` bundles.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -18,7 +23,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .kafka_broker import JVM_OPTS, LOG4J2_TEMPLATE, PROJECT_ROOT, KafkaHarnessError, java_executable
+from .kafka_broker import (JVM_OPTS, LOG4J2_TEMPLATE, PROJECT_ROOT, KafkaBroker, KafkaHarnessError,
+                           java_executable, release_of, snapshot_log_dirs)
+from .workloads import offsets_end_offsets
 
 SOURCE = Path(__file__).resolve().parent / "streams" / "StreamsApp.java"
 APPLICATION_ID = "st-app"
@@ -122,3 +129,151 @@ class StreamsApp:
     def close(self) -> None:
         for instance in self.instances:
             instance.kill()
+
+
+# ---- the suite's scenario (test_streams_app.py, make_streams_sample.py) ----------------------
+
+STREAMS_GROUP_COMMAND = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+# Group settings of the streams group (broker defaults, so no group config call is needed).
+STREAMS_BROKER = {"group.streams.num.standby.replicas": "1",
+                  "group.streams.session.timeout.ms": "6000",
+                  "group.streams.min.session.timeout.ms": "1000",
+                  "group.streams.heartbeat.interval.ms": "500",
+                  "group.streams.min.heartbeat.interval.ms": "100",
+                  "group.streams.initial.rebalance.delay.ms": "0"}
+PARTITIONS = 4
+
+
+def static_membership(release: str) -> bool:
+    """4.3's Streams client refuses ``group.instance.id`` with the streams protocol."""
+    return release_of(release) >= (4, 4)
+
+
+@dataclass
+class Described:
+    """What ``kafka-streams-groups --describe`` printed (Kafka's Admin client)."""
+
+    state: dict
+    members: dict[str, dict]        # member id -> epoch, client id, tasks
+    offsets: dict[tuple[str, int], int]
+
+
+@dataclass
+class StreamsRun:
+    release: str
+    broker: KafkaBroker
+    segments: Path
+    described: Described
+    restarted: tuple[str, str, str] | None   # (instance id, old member id, new member id)
+    attempts: int
+
+
+def _tasks(text: str) -> dict[str, set[tuple[str, int]]]:
+    """``ACTIVE: 0:[2,3]; 1:[2]; STANDBY: 1:[1,3]; ...`` -> {"ACTIVE": {("0", 2), ...}, ...}."""
+    out: dict[str, set] = {}
+    kind = None
+    for token in re.findall(r"[A-Z-]+:|\d+:\[[\d,]*\]", text):
+        if token.endswith(":") and not token[0].isdigit():
+            kind = token[:-1]
+            out.setdefault(kind, set())
+            continue
+        sub, parts = token.split(":", 1)
+        out[kind] |= {(sub, int(p)) for p in parts.strip("[]").split(",") if p}
+    return out
+
+
+def describe(broker: KafkaBroker) -> Described:
+    def run(*args: str) -> list[dict]:
+        """The tool's rows as dicts by its header (the last column takes the rest of a line:
+        ``ASSIGNMENTS`` holds spaces); the columns differ between releases."""
+        lines = broker.run_tool(STREAMS_GROUP_COMMAND, "--bootstrap-server",
+                                broker.bootstrap_server, "--describe", "--group",
+                                APPLICATION_ID, *args).stdout.splitlines()
+        header = next(line.split() for line in lines if line.startswith("GROUP "))
+        return [dict(zip(header, line.split(None, len(header) - 1)))
+                for line in lines if line.startswith(APPLICATION_ID + " ")]
+
+    (state,) = run("--state", "--verbose")
+    members = {row["MEMBER"]: {"member_epoch": int(row["MEMBER-EPOCH"]),
+                               "process": row["PROCESS"], "client_id": row["CLIENT-ID"],
+                               "tasks": _tasks(row["ASSIGNMENTS"])}
+               for row in run("--members", "--verbose")}
+    offsets = {(row["TOPIC"], int(row["PARTITION"])): int(row["CURRENT-OFFSET"])
+               for row in run("--offsets", "--verbose")}
+    return Described({"state": state["STATE"], "group_epoch": int(state["GROUP-EPOCH"]),
+                      "target_assignment_epoch": int(state["TARGET-ASSIGNMENT-EPOCH"]),
+                      "members": int(state["#MEMBERS"])}, members, offsets)
+
+
+def _settled(broker: KafkaBroker, members: int, processed: int) -> Described:
+    """Wait until the group is Stable with ``members`` members at the target epoch and has
+    committed every input record."""
+    deadline = time.monotonic() + 90
+    while True:
+        d = describe(broker)
+        inputs = sum(o for (topic, _), o in d.offsets.items() if topic == INPUT)
+        if (d.state["state"] == "Stable" and d.state["members"] == members == len(d.members)
+                and all(m["member_epoch"] == d.state["target_assignment_epoch"]
+                        for m in d.members.values()) and inputs == processed):
+            return d
+        if time.monotonic() > deadline:
+            raise KafkaHarnessError(f"the streams group did not settle: {d}")
+        time.sleep(1)
+
+
+def run_scenario(broker: KafkaBroker, app: StreamsApp, release: str, tmp_path_factory) -> StreamsRun:
+    """The scenario of ``tests/integration/test_streams_app.py`` on a running broker of
+    ``release`` (started with :data:`STREAMS_BROKER`); ``tmp_path_factory``: anything with
+    ``mktemp(name) -> Path``."""
+    from kafka import KafkaAdminClient, KafkaProducer
+    from kafka.admin import NewTopic
+
+    bootstrap = broker.bootstrap_server
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(INPUT, PARTITIONS, 1), NewTopic(OUTPUT, PARTITIONS, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    sent = 0
+
+    def produce(n: int) -> None:
+        nonlocal sent
+        for i in range(sent, sent + n):
+            producer.send(INPUT, key=b"k%d" % i, value=b"v%d" % (i % 7), partition=i % PARTITIONS)
+        producer.flush()
+        sent += n
+
+    static = static_membership(release)
+    produce(40)
+    one = app.start(bootstrap, "one", instance_id="one" if static else None)
+    one.wait_for("RUNNING")
+    produce(40)
+    two = app.start(bootstrap, "two", instance_id="two" if static else None)
+    three = app.start(bootstrap, "three", instance_id="three" if static else None)
+    two.wait_for("RUNNING")
+    three.wait_for("RUNNING")
+    before = _settled(broker, 3, sent)
+    assert any(m["tasks"].get("STANDBY") for m in before.members.values()), before
+    three.kill()
+    old = {m["process"]: mid for mid, m in before.members.items()}
+    two.stop()
+    again = app.start(bootstrap, "two", instance_id="two" if static else None)
+    again.wait_for("RUNNING")
+    produce(40)
+    _settled(broker, 2, sent)
+    producer.close()
+    for attempt in range(1, 4):
+        segments = tmp_path_factory.mktemp(f"streams-{release}-{attempt}")
+        end = offsets_end_offsets(bootstrap)
+        snapshot_log_dirs(broker, segments)
+        described = _settled(broker, 2, sent)
+        if offsets_end_offsets(bootstrap) == end:
+            break
+    else:
+        raise KafkaHarnessError("__consumer_offsets kept changing while the snapshot was taken")
+    restarted = None
+    if static:
+        # The restarted instance keeps its state directory, so its process id: find it.
+        (new_id,) = [mid for mid, m in described.members.items()
+                     if m["process"] in old and old[m["process"]] != mid]
+        restarted = ("two", old[described.members[new_id]["process"]], new_id)
+    return StreamsRun(release, broker, segments, described, restarted, attempt)
