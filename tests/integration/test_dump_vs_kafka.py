@@ -170,6 +170,15 @@ def assert_same(kafka: dict[str, list[tuple]], ours: dict[str, list[tuple]]) -> 
                        + "\n".join(found[:20]))
 
 
+def assert_dump_equals_dump_log_segments(broker, snapshot: Path) -> Counter:
+    """``offsetlake dump`` of every segment of ``snapshot`` (its ``__consumer_offsets-N``
+    directories) equals the broker release's DumpLogSegments; returns the record kinds it holds."""
+    files = sorted(log for d in snapshot.iterdir() for log in sorted(d.glob("*.log")))
+    kafka = run_kafka_dump_log(broker, files)
+    assert_same(kafka, {str(f): [our_entry(o) for o in offsetlake_dump(f)] for f in files})
+    return Counter(_kind(e) for entries in kafka.values() for e in entries)
+
+
 # ---- a real broker's segments ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
