@@ -16,6 +16,7 @@ from jobs.audits.rules import rule_of_violation
 from jobs.lake.findings import FINDINGS_COLUMNS, ROW_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
+INSIGHT = ("EX", "GH", "TP", "CH")   # SQL rules over the views (jobs/audits/insights.py)
 CATALOGUE = [
     "CG-01", "CG-02", "CG-03", "CG-04", "CG-05", "CG-06", "CG-07", "CG-08", "CG-09", "CG-10", "CG-11", "CG-12",
     "OF-01", "OF-02", "OF-03", "OF-05",
@@ -36,7 +37,7 @@ def test_docs_are_generated_from_the_registry():
 def test_the_whole_fencing_catalogue_is_registered():
     assert set(CATALOGUE) <= set(RULES)
     assert {r.rule_id.split("-")[0] for r in RULES.values()} <= {"CG", "OF", "WIN", "TX", "CL",
-                                                                  "MG", "RP", "DU"}
+                                                                  "MG", "RP", "DU", *INSIGHT}
     history = {r.rule_id for r in RULES.values() if r.needs_history}
     assert {"CG-09", "CG-11", "OF-01", "OF-02", "OF-03"} <= history
     assert not {"CG-01", "CG-02", "CG-08", "MG-01"} & history
@@ -45,8 +46,19 @@ def test_the_whole_fencing_catalogue_is_registered():
 def test_every_rule_has_a_scenario_test():
     text = "".join(p.read_text() for p in (ROOT / "tests").glob("test_audit_*.py"))
     tested = set(re.findall(r'hits\([^)]*\), "([A-Z]+-\d+)"\)', text))
-    missing = sorted(r for r in RULES if r not in tested and not r.startswith("DU-"))
+    missing = sorted(r for r in RULES if r not in tested and not r.startswith(("DU-", *INSIGHT)))
     assert missing == []
+
+
+def test_every_insight_rule_has_its_sql_and_a_test_running_it():
+    """An insight rule is a file sql/rules/<id>.sql, run by a test in tests/test_insights_*.py
+    (``rule_rows(spark, "<id>")`` or the file's path)."""
+    from jobs.audits.insights import rule_files
+
+    insight = {r for r in RULES if r.split("-")[0] in INSIGHT}
+    assert set(rule_files()) == insight
+    text = "".join(p.read_text() for p in (ROOT / "tests").glob("test_insights_*.py"))
+    assert sorted(r for r in insight if f'"{r}"' not in text and f"{r}.sql" not in text) == []
 
 
 def test_replay_violation_kinds_map_to_registered_rules():

@@ -34,6 +34,10 @@ with `--fencing`:
   assignment epoch at or below it (WIN-01 shows the window). Legacy records take the member
   epoch clamped at 0; streams groups do not clamp.
 
+The insight rules (EX-, GH-, TP-, CH-) are not replayed: each is a SQL file
+(`sql/rules/<rule id>.sql`) over the snapshot's tables and the views of `sql/` (docs/operate.md),
+with the broker settings and thresholds of the `insights` section of `conf/offsetlake.yaml`.
+
 **Verdicts.** `violation`: the evidence is complete. `partial`: a rule that needs uncompacted
 history (column *history*) met a compacted range (missing offsets) inside its evidence, so the
 log can neither prove nor refute it; partial findings never fail the gate. `notice`: information.

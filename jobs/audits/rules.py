@@ -124,3 +124,5 @@ VIOLATION_RULES = {"UNKNOWN_RECORD_TYPE": "RP-01", "TX-FLAG": "RP-02"}
 
 def rule_of_violation(kind: str) -> str:
     return VIOLATION_RULES.get(kind, kind)
+
+from jobs.audits import insights as _insights  # noqa: E402, F401  (the insight rules: EX-, GH-, TP-, CH-)

@@ -14,6 +14,22 @@ from pathlib import Path
 from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
+SETTINGS_VIEW = "settings"
+# The ``settings`` view's columns: (column, conf key of the ``insights`` section, scale to the
+# column's unit (None: a string), the value when a configuration file lacks the key:
+# conf/offsetlake.yaml's; the broker settings at Kafka's defaults, GroupCoordinatorConfig 4.3.1).
+SETTINGS = (
+    ("offsets_retention_ms", "offsets_retention_minutes", 60_000, 10080),
+    ("offsets_retention_check_interval_ms", "offsets_retention_check_interval_ms", 1, 600_000),
+    ("consumer_group_max_size", "group_consumer_max_size", 1, 2147483647),
+    ("classic_group_max_size", "group_max_size", 1, 2147483647),
+    ("consumer_group_migration_policy", "group_consumer_migration_policy", None, "bidirectional"),
+    ("expiry_warning_ms", "expiry_warning_hours", 3_600_000, 24),
+    ("recent_activity_ms", "recent_activity_hours", 3_600_000, 72),
+    ("ghost_idle_ms", "ghost_idle_hours", 3_600_000, 24),
+    ("storm_epoch_bumps_per_hour", "storm_epoch_bumps_per_hour", 1, 20),
+)
+
 
 @dataclass
 class Catalog:
@@ -44,6 +60,20 @@ def lake_tables(lake: Path) -> list[str]:
     return sorted(p.name for p in lake.iterdir() if (p / "_delta_log").is_dir())
 
 
+def settings_frame(spark, settings: dict | None = None):
+    """One row: what the insight views assume (broker settings, thresholds), from ``settings``
+    (conf keys of the ``insights`` section; default: conf/), each a long (ms, a count) or a
+    string."""
+    from jobs.runtime.config import load_section
+
+    section = load_section("insights") if settings is None else settings
+    row = tuple(str(section.get(key, default)) if scale is None
+                else int(float(section.get(key, default)) * scale)
+                for _, key, scale, default in SETTINGS)
+    return spark.createDataFrame([row], ", ".join(
+        f"{col} {'string' if scale is None else 'bigint'}" for col, _, scale, _ in SETTINGS))
+
+
 def view_files(sql_dir: Path = SQL_DIR) -> dict[str, Path]:
     """``sql/<name>.sql`` by view name, in name order."""
     return {p.stem: p for p in sorted(Path(sql_dir).glob("*.sql"))}
@@ -54,11 +84,18 @@ def _sql_literal(text: str) -> str:
 
 
 def register_lake(spark, lake: Path, snapshot_id: str | None = None,
-                  sql_dir: Path = SQL_DIR) -> Catalog:
-    """Register the lake's tables (only ``snapshot_id``'s rows when given) and the ``sql/`` views."""
+                  sql_dir: Path = SQL_DIR, settings: dict | None = None,
+                  frames: dict | None = None) -> Catalog:
+    """Register the lake's tables (only ``snapshot_id``'s rows when given), the one-row
+    ``settings`` view (``settings``, default the ``insights`` section of conf/) and the ``sql/``
+    views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
+    in for the lake's tables of the same name."""
     catalog = Catalog()
-    for name in lake_tables(lake):
-        df = spark.read.format("delta").load(str(Path(lake).resolve() / name))
+    frames = frames or {}
+    for name in sorted(set(lake_tables(lake)) | set(frames)):
+        df = frames.get(name)
+        if df is None:
+            df = spark.read.format("delta").load(str(Path(lake).resolve() / name))
         if snapshot_id is not None and "snapshot_id" in df.columns:
             df = df.where(f"snapshot_id = {_sql_literal(snapshot_id)}")
         df.createOrReplaceTempView(name)
@@ -68,10 +105,32 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
             ddl = ", ".join(f"`{col}` {dtype}" for col, dtype in columns)
             spark.createDataFrame([], ddl).createOrReplaceTempView(name)
             catalog.placeholders.append(name)
-    for name, path in view_files(sql_dir).items():
-        spark.sql(f"create or replace temporary view `{name}` as\n{path.read_text()}")
-        catalog.views.append(name)
+    settings_frame(spark, settings).createOrReplaceTempView(SETTINGS_VIEW)
+    catalog.views.append(SETTINGS_VIEW)
+    _register_views(spark, view_files(sql_dir), catalog)
     return catalog
+
+
+def _register_views(spark, files: dict[str, Path], catalog: Catalog) -> None:
+    """Each file as a view, a view that reads another after it (name order otherwise): a view
+    Spark cannot resolve yet waits for a later pass; none left that resolves is an error."""
+    from pyspark.errors import AnalysisException
+
+    pending = list(files.items())
+    while pending:
+        waiting = []
+        for name, path in pending:
+            try:
+                spark.sql(f"create or replace temporary view `{name}` as\n{path.read_text()}")
+            except AnalysisException as exc:
+                if getattr(exc, "getCondition", lambda: None)() != "TABLE_OR_VIEW_NOT_FOUND":
+                    raise
+                waiting.append((name, path, exc))
+                continue
+            catalog.views.append(name)
+        if len(waiting) == len(pending):
+            raise waiting[0][2]
+        pending = [(name, path) for name, path, _ in waiting]
 
 
 def snapshot_ids(spark, lake: Path) -> list[str]:

@@ -9,7 +9,8 @@ time and every topic id/name pair
 the lake knows (so a group that never committed still gets topic names).
 
 :func:`audit_lake` is the audit's API (``offsetlake audit`` and ``offsetlake run --audit`` call
-it): read the snapshot, write ``findings`` (and ``downgrade_findings`` for downgrade targets),
+it): read the snapshot, write ``findings`` (the fencing audit's and the insight rules' of
+:mod:`jobs.stages.insights`; and ``downgrade_findings`` for downgrade targets),
 return an :class:`AuditResult`. Filtering, formatting and gating belong to the command.
 """
 
@@ -26,6 +27,7 @@ from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_s
 from jobs.lake.findings import FINDINGS, findings_ddl
 from jobs.stages.group_events import arrow_events, group_event_rows
 from jobs.stages.grouping import map_groups
+from jobs.stages.insights import insight_findings
 
 OUTPUT_DDL = "row string"
 DOWNGRADE_FINDINGS = "downgrade_findings"
@@ -182,9 +184,12 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
     records, raw, commits = table(RECORDS), table(RAW_RECORDS), table("offset_commits")
     regime = snapshot_regime(records) if regime == "auto" else regime
     names = lake_topic_names({t: table(t) for t, _ in NAME_TABLES})
+    found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime, topic_names=names)
+    insights = insight_findings(spark, lake, snapshot_id, frames)
+    if insights is not None:
+        found = found.unionByName(insights)
     # Materialized once: written, then returned, without auditing (or reading) twice.
-    found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
-                           topic_names=names).localCheckpoint(eager=True)
+    found = found.localCheckpoint(eager=True)
     replace_snapshot(found, lake, FINDINGS, snapshot_id)
     rows = [r.asDict() for r in found.drop("snapshot_id").collect()]
     rows.sort(key=lambda r: (r["group_id"] or "", r["log_partition"] or 0, r["log_offset"] or 0,
