@@ -39,3 +39,20 @@ def test_snapshot_ids_are_quoted_not_interpolated(spark, tmp_path):
     replace_snapshot(_rows(spark, [(odd, "x", "g2", None)]), tmp_path, "t", odd)
     assert [r.group_id for r in read_snapshot(spark, tmp_path, "t", odd).collect()] == ["g2"]
     assert [r.group_id for r in read_snapshot(spark, tmp_path, "t", "plain").collect()] == ["keep"]
+
+
+def test_an_empty_write_counts_no_rows_not_the_previous_commits(spark, tmp_path):
+    """Delta commits nothing for an empty write that replaces nothing: the count must say 0, not
+    repeat the last commit's (the run's summary and reconciliation read it)."""
+    from jobs.lake.delta import committed_rows, table_version
+
+    assert table_version(tmp_path, "t") == -1
+    replace_snapshot(_rows(spark, [("a", "x", "g1", None), ("a", "x", "g2", None)]), tmp_path, "t", "a")
+    assert committed_rows(tmp_path, "t", since=-1) == 2
+    before = table_version(tmp_path, "t")
+    replace_snapshot(spark.createDataFrame([], SCHEMA), tmp_path, "t", "b")
+    assert committed_rows(tmp_path, "t") == 2          # the last commit's metric: a's write
+    assert committed_rows(tmp_path, "t", since=before) == 0
+    before = table_version(tmp_path, "t")
+    replace_snapshot(_rows(spark, [("b", "x", "g3", None)]), tmp_path, "t", "b")
+    assert committed_rows(tmp_path, "t", since=before) == 1

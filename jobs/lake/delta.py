@@ -40,13 +40,25 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
        .save(table_path(lake, table)))
 
 
-def committed_rows(lake: Path, table: str) -> int:
+def _commits(lake: Path, table: str) -> list[Path]:
+    log = Path(table_path(lake, table)) / "_delta_log"
+    return sorted(p for p in log.glob("*.json") if p.stem.isdigit())
+
+
+def table_version(lake: Path, table: str) -> int:
+    """The version of ``table``'s last commit, -1 before its first."""
+    commits = _commits(lake, table)
+    return int(commits[-1].stem) if commits else -1
+
+
+def committed_rows(lake: Path, table: str, since: int | None = None) -> int:
     """Rows the last commit of ``table`` wrote (its ``numOutputRows`` metric), read from the
     commit file itself: no scan, no Spark job. Exact for a replace of a whole snapshot; a replace
-    narrowed by ``only=`` may count rows it rewrote from files it shares with other stages."""
-    log = Path(table_path(lake, table)) / "_delta_log"
-    commits = sorted(p for p in log.glob("*.json") if p.stem.isdigit())
-    if not commits:
+    narrowed by ``only=`` may count rows it rewrote from files it shares with other stages.
+    ``since``: the version before the write; no commit after it (Delta commits nothing when an
+    empty write replaces nothing) means 0 rows, not the previous commit's count."""
+    commits = _commits(lake, table)
+    if not commits or (since is not None and int(commits[-1].stem) <= since):
         return 0
     for line in commits[-1].read_text().splitlines():
         info = json.loads(line).get("commitInfo")

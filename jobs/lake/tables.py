@@ -97,6 +97,32 @@ def _history(name: str) -> Table:
                   *(Column(col, dtype, docs.get(col, "")) for col, dtype in TABLE_COLUMNS[name])))
 
 
+# lag: a capture's committed offsets against the log offsets it read (jobs.stages.lag). Lag is
+# what Kafka's kafka-consumer-groups --describe prints (4.3.1,
+# ConsumerGroupCommand.ConsumerGroupService.getLag: end - committed, not clamped, none for -1).
+LAG = "lag"
+LAG_COLUMNS = (
+    Column("snapshot_id", "string", "id of the snapshot (a capture)"),
+    Column("group_id", "string", "group that committed the offset"),
+    Column("topic", "string", "topic name (offset commits are keyed by name)"),
+    Column("partition", "int", "topic partition"),
+    Column("committed_offset", "bigint", "the group's committed offset at the capture's cut "
+                                         "(as in offsets)"),
+    Column("log_start_offset", "bigint", "the partition's log start offset as read by the "
+                                         "capture; null when the cluster listed no such partition"),
+    Column("log_end_offset", "bigint", "the partition's end offset read read_committed: the last "
+                                       "stable offset; null as log_start_offset"),
+    Column("lag", "bigint", "log_end_offset - committed_offset, not clamped: it counts the "
+                            "offsets below the log start a group committed before them "
+                            "(see is_committed_below_log_start), is negative when the commit is "
+                            "past the end; null when committed_offset is -1 or the end is unknown"),
+    Column("read_at", "bigint", "when the end offsets were read (capture's clock, ms)"),
+    Column("is_committed_below_log_start", "boolean", "committed_offset < log_start_offset: the "
+                                                      "records from the commit up to the log "
+                                                      "start are gone, the group cannot read "
+                                                      "them"),
+)
+
 TABLES: dict[str, Table] = {
     "raw_records": Table("raw_records", "one row per record read, bytes as read",
                          "offsetlake run (ingest)", _arrow_columns(RAW_RECORDS_COLUMNS)),
@@ -110,4 +136,6 @@ TABLES: dict[str, Table] = {
     DOWNGRADE_FINDINGS: Table(DOWNGRADE_FINDINGS, "what an older coordinator does with the records",
                               "offsetlake audit --target-version",
                               _arrow_columns(DOWNGRADE_FINDINGS_COLUMNS)),
+    LAG: Table(LAG, "per group and partition, lag at capture time (captures with log offsets)",
+               "offsetlake run (lag)", LAG_COLUMNS),
 }

@@ -7,6 +7,11 @@ no group (it commits nothing and joins nothing), reads ``read_committed`` and wr
 in row groups of :data:`ROW_GROUP_ROWS`, so memory stays bounded whatever the topic's size).
 ``<out>/manifest.json`` is written last: a directory without it is an incomplete capture.
 
+Just after the cut the capture also reads, ``read_committed`` like the records, the log start and
+end offset of every partition of every topic the cluster lists, and keeps in
+``<out>/log_offsets.parquet`` (:data:`LOG_OFFSETS_SCHEMA`) those of the topics the captured offset
+commits name: what ``offsetlake run`` needs for the ``lag`` table (:mod:`jobs.stages.lag`).
+
     offsetlake capture --bootstrap-server 127.0.0.1:9092 --out snapshots/2026-11-22
 
 What a capture cannot see
@@ -48,6 +53,9 @@ import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
+from decoders.catalog_offsets_groups import LEGACY_OFFSET_COMMIT, OFFSET_COMMIT
+from decoders.codec import decode_key
+from decoders.errors import DecodeError
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, RAW_RECORDS_SCHEMA
 from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
@@ -56,6 +64,17 @@ ROW_GROUP_ROWS = 50_000
 ISOLATION_LEVEL = "read_committed"
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 PROGRESS_INTERVAL_S = 2.0
+OFFSET_COMMIT_TYPES = (LEGACY_OFFSET_COMMIT.record_type, OFFSET_COMMIT.record_type)
+
+# One row per partition of each topic named in a captured offset commit (tombstones included).
+LOG_OFFSETS_FILE = "log_offsets.parquet"
+LOG_OFFSETS_SCHEMA = pa.schema([
+    pa.field("topic", pa.string()),
+    pa.field("partition", pa.int32()),
+    pa.field("log_start_offset", pa.int64()),   # ListOffsets EARLIEST: the log start offset
+    pa.field("log_end_offset", pa.int64()),     # ListOffsets LATEST, read_committed
+    pa.field("read_at", pa.int64()),            # ms since the epoch, client clock, once answered
+])
 
 
 class CaptureError(RuntimeError):
@@ -84,6 +103,7 @@ class Manifest:
     kafka_python_version: str
     schema: list[str]
     partitions: list[PartitionCapture] = field(default_factory=list)
+    log_offsets: str | None = None   # LOG_OFFSETS_FILE; None: not read (no lag for this capture)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2) + "\n"
@@ -125,23 +145,26 @@ def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | No
         starts = consumer.beginning_offsets(partitions, timeout_ms=int(timeout_s * 1000))
         ends = consumer.end_offsets(partitions, timeout_ms=int(timeout_s * 1000))
         watermarks = _high_watermarks(bootstrap_server, settings, timeout_s, partitions)
+        log_offsets = _log_offsets(consumer, timeout_s, progress)
         (out / CAPTURE_RECORDS_DIR).mkdir(parents=True, exist_ok=True)
-        captured = []
+        captured, committed_topics = [], set()
         for tp in partitions:
             # Not "__consumer_offsets-N": Spark and Arrow skip files whose names start with "_".
             file = out / CAPTURE_RECORDS_DIR / f"partition-{tp.partition:04d}.parquet"
             rows = _read_partition(consumer, tp, starts[tp], ends[tp], file, snapshot_id,
                                    f"kafka://{bootstrap_server}/{OFFSETS_TOPIC}-{tp.partition}",
-                                   progress, timeout_s)
+                                   progress, timeout_s, committed_topics)
             captured.append(PartitionCapture(tp.partition, starts[tp], ends[tp], watermarks[tp],
                                              rows, f"{CAPTURE_RECORDS_DIR}/{file.name}"))
     except KafkaError as exc:
         raise CaptureError(f"reading {OFFSETS_TOPIC} from {bootstrap_server} failed: {exc!r}") from exc
     finally:
         consumer.close(autocommit=False)
+    if log_offsets is not None:
+        log_offsets.write(out / LOG_OFFSETS_FILE, committed_topics)
     manifest = Manifest(snapshot_id, cluster_id, bootstrap_server, OFFSETS_TOPIC, started_at,
                         utc_now(), ISOLATION_LEVEL, kafka.__version__, RAW_RECORDS_SCHEMA.names,
-                        captured)
+                        captured, None if log_offsets is None else LOG_OFFSETS_FILE)
     (out / "manifest.json").write_text(manifest.to_json())
     _say(progress, f"capture {snapshot_id}: {sum(p.rows for p in captured)} records from "
                    f"{len(captured)} partitions into {out}")
@@ -203,12 +226,65 @@ def _high_watermarks(bootstrap_server: str, settings: Mapping[str, Any], timeout
         consumer.close(autocommit=False)
 
 
+@dataclass(frozen=True)
+class LogOffsets:
+    """Log start and end offsets of data partitions, and when the end offsets came back."""
+    starts: dict[TopicPartition, int]
+    ends: dict[TopicPartition, int]
+    read_at: int    # ms since the epoch
+
+    def write(self, file: Path, topics: set[str]) -> None:
+        """The rows of ``topics`` (the ones offset commits name) as :data:`LOG_OFFSETS_FILE`."""
+        kept = sorted((tp for tp in self.ends if tp.topic in topics),
+                      key=lambda tp: (tp.topic, tp.partition))
+        columns = {"topic": [tp.topic for tp in kept], "partition": [tp.partition for tp in kept],
+                   "log_start_offset": [self.starts[tp] for tp in kept],
+                   "log_end_offset": [self.ends[tp] for tp in kept],
+                   "read_at": [self.read_at] * len(kept)}
+        pq.write_table(pa.Table.from_pydict(columns, schema=LOG_OFFSETS_SCHEMA), file)
+
+
+def _log_offsets(consumer: KafkaConsumer, timeout_s: float,
+                 progress: TextIO | None) -> LogOffsets | None:
+    """Start and end offsets of every partition of every (non-internal) topic, just after the
+    cut, so a commit captured is never newer than the end it is compared with (Kafka 4.3.1's
+    ConsumerGroupCommand.ConsumerGroupService.describePartitions also reads committed offsets
+    first, then log end offsets). The consumer is ``read_committed``: Kafka's
+    Partition.fetchOffsetForTimestamp (4.3.1) answers LATEST with the last stable offset then,
+    EARLIEST with the log start offset. The offsets serve lag only, so a cluster that does not
+    answer costs the lag, not the capture (None, and a warning)."""
+    timeout_ms = int(timeout_s * 1000)
+    try:
+        partitions = [TopicPartition(topic, p) for topic in sorted(consumer.topics())
+                      for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        starts = consumer.beginning_offsets(partitions, timeout_ms=timeout_ms)
+        ends = consumer.end_offsets(partitions, timeout_ms=timeout_ms)
+    except KafkaError as exc:
+        _say(progress, f"capture: WARNING: no lag for this capture, log offsets not read: {exc!r}")
+        return None
+    return LogOffsets(starts, ends, time.time_ns() // 1_000_000)
+
+
+def _offset_commit_topic(key: bytes | None) -> str | None:
+    """The topic an offset commit key (types 0 and 1) names; None for any other record, or for a
+    key that does not decode (the pipeline quarantines it)."""
+    if key is None:
+        return None
+    try:
+        _, record_type, fields, _ = decode_key(key)
+    except DecodeError:
+        return None
+    return fields["topic"] if record_type in OFFSET_COMMIT_TYPES else None
+
+
 class _RowBuffer:
     """Columns of up to ROW_GROUP_ROWS rows, flushed as one row group of the partition's file."""
 
-    def __init__(self, writer: pq.ParquetWriter, constants: Mapping[str, Any]):
+    def __init__(self, writer: pq.ParquetWriter, constants: Mapping[str, Any],
+                 committed_topics: set[str]):
         self.writer = writer
         self.constants = constants
+        self.committed_topics = committed_topics   # topics named by offset commits, collected
         self.columns: dict[str, list] = {n: [] for n in ("partition", "offset", "timestamp",
                                                          "timestamp_type", "key", "value")}
         self.rows = 0
@@ -221,6 +297,8 @@ class _RowBuffer:
             TIMESTAMP_TYPES.get(record.timestamp_type, "NoTimestampType"))
         self.columns["key"].append(record.key)
         self.columns["value"].append(record.value)
+        if (topic := _offset_commit_topic(record.key)) is not None:
+            self.committed_topics.add(topic)
         if len(self.columns["offset"]) >= ROW_GROUP_ROWS:
             self.flush()
 
@@ -243,14 +321,15 @@ class _RowBuffer:
 
 def _read_partition(consumer: KafkaConsumer, tp: TopicPartition, start: int, end: int, file: Path,
                     snapshot_id: str, source_file: str, progress: TextIO | None,
-                    timeout_s: float) -> int:
-    """Read ``tp`` from ``start`` up to (not including) ``end`` into ``file``; return the row count."""
+                    timeout_s: float, committed_topics: set[str]) -> int:
+    """Read ``tp`` from ``start`` up to (not including) ``end`` into ``file``; return the row count.
+    Adds the topics its offset commits name to ``committed_topics``."""
     # What the consumer cannot observe is null; what it guarantees is constant (module docstring).
     constants = {"snapshot_id": snapshot_id, "source_file": source_file, "is_control": False,
                  "crc_valid": True}
     began = last_report = last_progress = time.monotonic()
     with pq.ParquetWriter(file, RAW_RECORDS_SCHEMA) as writer:
-        buffer = _RowBuffer(writer, constants)
+        buffer = _RowBuffer(writer, constants, committed_topics)
         consumer.assign([tp])
         consumer.seek(tp, start)
         position = start

@@ -24,6 +24,7 @@ from decoders.log import list_segments, plan_ranges
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.lake import QUARANTINE, RAW_RECORDS, committed_rows, replace_snapshot, table_path
+from jobs.lake.delta import table_version
 from jobs.stages.segment_rows import (ACCOUNTING, RECORD, ROW_SCHEMA, RangeTask, ReadLimits,
                                      read_tasks)
 from jobs.stages.frames import from_arrow_type, local_frame, nullable, session_with
@@ -420,8 +421,9 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
         staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
                                 range_bytes=range_bytes, progress=progress, limits=limits)
         rows = read_back(spark, staged).rows
+        before = table_version(lake, RAW_RECORDS)
         replace_snapshot(raw_records_rows(rows), lake, RAW_RECORDS, snapshot_id)
-        written = committed_rows(lake, RAW_RECORDS)
+        written = committed_rows(lake, RAW_RECORDS, since=before)
         replace_snapshot(ingest_quarantine_rows(rows), lake, QUARANTINE, snapshot_id,
                          only=INGEST_STAGES)
     finally:

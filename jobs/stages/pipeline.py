@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
+from jobs.lake.delta import table_version
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.decode import quarantine_columns, records_columns
 from jobs.stages.frames import local_frame
 from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
                                 read_back, resolve_snapshot_id, stage_snapshot, staging_dir)
+from jobs.stages.lag import LAG, submit_lag
 from jobs.stages.progress import Progress
 
 OFFSET_TABLES = ("offsets", "offset_commits", "transactions")
@@ -73,8 +75,9 @@ class Writer:
     def submit(self, table: str, df) -> None:
         self.frames[table] = df
         def write() -> int:
+            before = table_version(self.lake, table)
             replace_snapshot(df, self.lake, table, self.snapshot_id)
-            return committed_rows(self.lake, table)
+            return committed_rows(self.lake, table, since=before)
         self.pending[table] = self.pool.submit(write)
 
     def rows(self, table: str) -> int:
@@ -181,11 +184,12 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             bronze(writer, staged)
             print(f"replay: snapshot {snapshot_id}", file=progress)
             replay(spark, writer, staged, staging, meter)
+            submit_lag(spark, writer, paths)
             seconds["replay"] = time.monotonic() - mark
             mark = time.monotonic()
             raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
             writer.rows(QUARANTINE)
-            table_rows = {t: writer.rows(t) for t in TABLE_COLUMNS}
+            table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG)}
             seconds["writes"] = time.monotonic() - mark
         if then is not None:
             then(snapshot_id, writer.frames)
