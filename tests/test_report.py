@@ -66,7 +66,8 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
     assert sections == ["Gate", "Snapshot", "Findings", "Downgrade readiness", "Groups",
                         "Epoch timelines", "Reconciliation lag", "Members not converged",
                         "Partitions pending revocation", "Open transactions", "Coordinator load",
-                        "Data quality"]
+                        "Offset expiry", "Ghost groups and stale offsets", "Recreated topics",
+                        "Churn", "Migration readiness", "Lag at capture time", "Data quality"]
     section = dict(zip(sections, re.split(r"<h2>[^<]+</h2>", html)[1:]))
     assert "<p class='bad'>Gate: FAIL — 4 findings at or above high</p>" \
            "<p>7 findings counted: 1 critical, 3 high, 1 medium, 2 info</p>" in section["Gate"]
@@ -89,6 +90,30 @@ def test_report_is_self_contained_and_says_what_the_lake_says(report):
                       section["Coordinator load"])
     assert load == [("0", "2", "0", "1"), ("1", "2", "0", "1")]
     assert section["Coordinator load"].count("<rect") == 2
+    # pay-0 carries an explicit expire timestamp an hour after T0 (59 min 18 s after the
+    # snapshot's last record); g-cons's offsets count from their commits, under 7 days' retention
+    expiry = section["Offset expiry"]
+    assert "<p>4 committed offset(s): 0 already past their expiry at the snapshot, 1 expiring " \
+           "within the warning window" in expiry
+    assert re.findall(r"<tr><td>([^<]+)</td><td>[^<]+</td><td>([^<]+)</td><td>(\d+)</td>"
+                      r"<td>([^<]+)</td><td>[^<]+</td><td>([^<]+)</td><td>([^<]+)</td>", expiry) == [
+        ("g-classic", "pay", "0", "expire_timestamp", "2026-11-18 12:06:40", "59 min 18 s"),
+        ("g-cons", "orders", "0", "commit_timestamp", "2026-11-25 11:06:52", "6 d 23 h"),
+        ("g-cons", "orders", "1", "commit_timestamp", "2026-11-25 11:06:53", "6 d 23 h")]
+    assert "Every group with offsets has members." in section["Ghost groups and stale offsets"]
+    assert "No offset names an older incarnation" in section["Recreated topics"]
+    churn = section["Churn"]
+    assert "<td>g-cons</td><td>consumer</td><td>2026-11-18 11:00:00</td><td>2</td><td>0</td>" in churn
+    assert churn.count("<rect") == 2   # a bar per group and hour
+    assert re.findall(r"<tr><td>([^<]+)</td><td>[^<]+</td><td>([^<]+)</td><td>\d+</td><td>(.*?)</td>"
+                      r"<td>([^<]*)</td></tr>", section["Migration readiness"]) == [
+        ("g-assigning", "downgrade", "no", "no_classic_protocol_members"),
+        ("g-cons", "downgrade", "no", "no_classic_protocol_members"),
+        ("g-classic", "upgrade", "<span class='ok'>yes</span>", "")]
+    lag = section["Lag at capture time"]
+    assert "<td>g-cons</td><td>orders</td><td>2</td><td>15</td><td>1</td>" in lag
+    assert "total lag per group, capture by capture" in lag   # s0 and s1: a history line
+    assert "capture (1 = s0, 2 = s1)" in lag
     quality = section["Data quality"]
     assert "expectations failed" in quality
     assert quality.index("FAIL") < quality.index("PASS")
@@ -111,11 +136,11 @@ def test_an_audit_summary_of_another_snapshot_is_refused(spark, tmp_path_factory
 def test_chromium_renders_the_report_offline_and_screenshots_it(report, tmp_path):
     dom = browse(report, tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-3000:]
-    assert dom.stdout.count("<svg") == 5 and "offsetlake report: snapshot s1" in dom.stdout
+    assert dom.stdout.count("<svg") == 7 and "offsetlake report: snapshot s1" in dom.stdout
     shot = tmp_path / "report.png"
-    proc = browse(report, tmp_path, f"--screenshot={shot}", "--window-size=1280,2400")
+    proc = browse(report, tmp_path, f"--screenshot={shot}", "--window-size=1280,4600")
     assert proc.returncode == 0 and shot.is_file(), proc.stderr[-3000:]
-    assert png_size(shot) == (1280, 2400)
+    assert png_size(shot) == (1280, 4600)
     assert shot.stat().st_size > 50_000  # text, tables and plots, not a blank page
     keep = os.environ.get("OFFSETLAKE_ARTIFACTS")
     if keep:

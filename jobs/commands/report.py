@@ -45,7 +45,7 @@ def write_report(spark, cfg, snapshot_id: str, snapshots: list[str], out: str | 
     from jobs.commands.inputs import EXIT_USAGE, fail
     from jobs.lake.views import register_lake, report_dir
     from jobs.quality.runner import load_result, result_path
-    from jobs.report.data import collect
+    from jobs.report.data import collect, lag_history_rows
     from jobs.report.gate import load_summary, summary_path
     from jobs.report.page import render
 
@@ -55,8 +55,9 @@ def write_report(spark, cfg, snapshot_id: str, snapshots: list[str], out: str | 
     if gate is not None and gate["snapshot_id"] != snapshot_id:
         return fail(prog, f"{summary} is the audit summary of snapshot {gate['snapshot_id']}, "
                           f"not {snapshot_id}", EXIT_USAGE)
+    history = lag_history_rows(spark, cfg.lake_path)
     catalog = register_lake(spark, cfg.lake_path, snapshot_id)
-    data = collect(spark, snapshot_id, catalog.placeholders, snapshots)
+    data = collect(spark, snapshot_id, catalog.placeholders, snapshots, history)
     quality = load_result(result_path(reports, snapshot_id))
     out = Path(out) if out else reports / f"report-{snapshot_id}.html"
     out.parent.mkdir(parents=True, exist_ok=True)

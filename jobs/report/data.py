@@ -27,6 +27,15 @@ class ReportData:
     pending_revocation: list[dict]
     open_transactions: list[dict]
     load: list[dict] = field(default_factory=list)     # coordinator_load, by partition
+    expiry: list[dict] = field(default_factory=list)   # offset_expiry: the soonest first
+    expiry_counts: dict = field(default_factory=dict)  # offsets expiring / blocked / expired
+    ghosts: list[dict] = field(default_factory=list)   # ghost_groups
+    stale: list[dict] = field(default_factory=list)    # stale_offsets
+    recreated: list[dict] = field(default_factory=list)  # recreated_topics
+    churn: list[dict] = field(default_factory=list)    # group_churn: the busiest group-hours
+    migration: list[dict] = field(default_factory=list)  # migration_readiness
+    lag: list[dict] = field(default_factory=list)      # lag per group and topic, this snapshot
+    lag_history: list[dict] = field(default_factory=list)  # total lag per group and snapshot
     timelines: dict[str, list[dict]] = field(default_factory=dict)
     timeline_groups_total: int = 0
     snapshots: list[str] = field(default_factory=list)
@@ -57,8 +66,35 @@ def _timelines(spark) -> tuple[dict[str, list[dict]], int]:
     return timelines, len(busiest)
 
 
-def collect(spark, snapshot_id: str, placeholders: list[str], snapshots: list[str]) -> ReportData:
-    """Read one snapshot's report data; the catalog must be registered for ``snapshot_id``."""
+EXPIRY_COUNTS = """
+select count(*) as offsets,
+       count_if(is_expired_at_snapshot) as expired,
+       count_if(not is_expired_at_snapshot and ms_until_expiry <= s.expiry_warning_ms)
+           as expiring_soon,
+       count_if(blocked_by is not null) as blocked,
+       min(expires_at) as first_expiry_at
+from offset_expiry cross join settings as s
+"""
+
+
+def lag_history_rows(spark, lake) -> list[dict]:
+    """Total lag per group in every snapshot of the lake's ``lag`` table (not only the one
+    reported), in capture order: the report's lag history."""
+    from pathlib import Path
+
+    path = Path(lake) / "lag"
+    if not (path / "_delta_log").is_dir():
+        return []
+    spark.read.format("delta").load(str(path.resolve())).createOrReplaceTempView("lag_all_snapshots")
+    return _rows(spark, "select snapshot_id, group_id, sum(lag) as lag, max(read_at) as read_at "
+                        "from lag_all_snapshots group by snapshot_id, group_id "
+                        "order by read_at, snapshot_id, group_id", limit=None)
+
+
+def collect(spark, snapshot_id: str, placeholders: list[str], snapshots: list[str],
+            lag_history: list[dict] | None = None) -> ReportData:
+    """Read one snapshot's report data; the catalog must be registered for ``snapshot_id``
+    (``lag_history``: :func:`lag_history_rows`, read before)."""
     facts = _rows(spark, "select * from snapshot_facts", limit=1)
     timelines, total = _timelines(spark)
     return ReportData(
@@ -78,6 +114,23 @@ def collect(spark, snapshot_id: str, placeholders: list[str], snapshots: list[st
                                         "order by group_id, topic_name, partition"),
         open_transactions=_rows(spark, "select * from open_transactions order by group_id, producer_id"),
         load=_rows(spark, "select * from coordinator_load order by records desc, partition"),
+        expiry=_rows(spark, "select * from offset_expiry where expires_at is not null "
+                            "order by expires_at, group_id, topic, partition"),
+        expiry_counts=_rows(spark, EXPIRY_COUNTS, limit=1)[0],
+        ghosts=_rows(spark, "select * from ghost_groups order by is_ghost desc, idle_ms desc, "
+                            "group_id"),
+        stale=_rows(spark, "select * from stale_offsets order by group_id, topic, partition"),
+        recreated=_rows(spark, "select * from recreated_topics order by is_current desc, "
+                               "group_id, topic, partition, log_offset"),
+        churn=_rows(spark, "select * from group_churn order by epoch_bumps + generation_bumps "
+                           "desc, joins + leaves desc, group_id, hour_at", limit=MAX_LAG_BARS),
+        migration=_rows(spark, "select * from migration_readiness order by is_ready, group_id, "
+                               "direction"),
+        lag=_rows(spark, "select group_id, topic, count(*) as partitions, sum(lag) as lag, "
+                         "count_if(is_committed_below_log_start) as below_log_start, "
+                         "timestamp_millis(max(read_at)) as read_at from lag "
+                         "group by group_id, topic order by lag desc nulls last, group_id, topic"),
+        lag_history=lag_history or [],
         timelines=timelines, timeline_groups_total=total, snapshots=snapshots)
 
 

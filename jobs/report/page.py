@@ -17,6 +17,7 @@ body{font-family:sans-serif;margin:24px;color:#222;max-width:1240px}
 h1{font-size:22px;margin-bottom:4px} h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}
 table{border-collapse:collapse;font-size:12px;margin:8px 0} th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}
 th{background:#f3f3f3} .muted{color:#777} .ok{color:#2a7a2a;font-weight:bold} .bad{color:#c62828;font-weight:bold}
+h3{font-size:14px;margin:12px 0 4px}
 .facts td:first-child{font-weight:bold} .charts{display:flex;flex-wrap:wrap;gap:8px} svg.chart{border:1px solid #eee}
 """
 
@@ -115,6 +116,89 @@ def _load(data: ReportData) -> str:
                     "largest_record_bytes", "largest_record_offset"], "")
 
 
+def duration(ms) -> str | None:
+    """``ms`` in the largest two units that fit (``2 d 3 h``, ``5 min 10 s``); negative: ago."""
+    if ms is None:
+        return None
+    sign, ms = ("-" if ms < 0 else ""), abs(int(ms))
+    parts, rest = [], ms // 1000
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if rest >= size or (unit == "s" and not parts):
+            parts.append(f"{rest // size} {unit}")
+            rest %= size
+        if len(parts) == 2:
+            break
+    return sign + " ".join(parts)
+
+
+def _expiry(data: ReportData) -> str:
+    """When the coordinator expires each committed offset (sql/offset_expiry.sql), soonest first."""
+    c = data.expiry_counts or {}
+    summary = (f"<p>{c.get('offsets', 0)} committed offset(s): {c.get('expired', 0)} already past "
+               f"their expiry at the snapshot, {c.get('expiring_soon', 0)} expiring within the "
+               f"warning window, {c.get('blocked', 0)} that cannot expire now (members subscribe, "
+               "or a transaction is pending).</p>")
+    rows = [{**r, "expires_in": duration(r.get("ms_until_expiry"))} for r in data.expiry]
+    return summary + table(rows, ["group_id", "group_type", "topic", "partition",
+                                  "base_timestamp_kind", "base_at", "expires_at", "expires_in",
+                                  "group_expires_at"], "No offset can expire: every one is held.")
+
+
+def _ghosts(data: ReportData) -> str:
+    rows = [{**r, "idle": duration(r.get("idle_ms"))} for r in data.ghosts]
+    return ("<h3>Groups with offsets and no members</h3>" + table(
+        rows, ["group_id", "group_type", "group_state", "is_ghost", "idle", "committed_partitions",
+               "last_commit_at", "last_member_activity_at", "never_rebalanced"],
+        "Every group with offsets has members.")
+        + "<h3>Offsets of topics no member subscribes to</h3>" + table(
+            data.stale, ["group_id", "group_type", "topic", "partition", "committed_offset",
+                         "commit_at", "reason"], "None: every offset is of a subscribed topic."))
+
+
+def _recreated(data: ReportData) -> str:
+    return table(data.recreated, ["group_id", "topic", "partition", "old_topic_id", "new_topic_id",
+                                  "committed_offset", "commit_at", "seen_new_id_at", "is_current"],
+                 "No offset names an older incarnation of its topic.")
+
+
+def _churn(data: ReportData) -> str:
+    """Group epoch (and classic generation) bumps per group and hour: storms in red."""
+    bars = [(f"{r['group_id']} {r['hour_at']}", float(r["epoch_bumps"] + r["generation_bumps"]),
+             PALETTE[3] if r["is_storm"] else PALETTE[0]) for r in data.churn]
+    chart = bar_chart(bars, "epoch and generation bumps per group and hour (red: a storm)")
+    return (chart or "<p class='muted'>No rebalances in this snapshot.</p>") + table(
+        data.churn, ["group_id", "group_type", "hour_at", "epoch_bumps", "generation_bumps",
+                     "joins", "leaves", "static_restarts", "max_converge_ms", "is_storm"], "")
+
+
+def _migration(data: ReportData) -> str:
+    return table(data.migration, ["group_id", "group_type", "direction", "member_count",
+                                  "is_ready", "blockers"], "No classic or consumer groups.")
+
+
+MAX_LAG_GROUPS = 10   # lines in the lag history chart: the groups with the most lag last
+
+
+def _lag_at_capture(data: ReportData) -> str:
+    """Lag per group and topic as the capture read the log (the ``lag`` table), and, when the
+    lake holds several captures, each group's total lag across them."""
+    if not data.lag:
+        return ("<p class='muted'>No lag for this snapshot: only a capture (offsetlake capture) "
+                "reads the log end offsets.</p>")
+    history = ""
+    order = list(dict.fromkeys(r["snapshot_id"] for r in data.lag_history))
+    if len(order) > 1:
+        last = {r["group_id"]: r["lag"] or 0 for r in data.lag_history
+                if r["snapshot_id"] == order[-1]}
+        groups = sorted(last, key=lambda g: (-last[g], g))[:MAX_LAG_GROUPS]
+        series = [(g, [(float(order.index(r["snapshot_id"]) + 1), float(r["lag"] or 0))
+                       for r in data.lag_history if r["group_id"] == g], "") for g in groups]
+        history = step_chart(series, "total lag per group, capture by capture",
+                             f"capture (1 = {order[0]}, {len(order)} = {order[-1]})")
+    return history + table(data.lag, ["group_id", "topic", "partitions", "lag", "below_log_start",
+                                      "read_at"], "")
+
+
 def _quality(quality: dict | None) -> str:
     if quality is None:
         return "<p class='muted'>No quality run for this snapshot (offsetlake quality).</p>"
@@ -167,6 +251,12 @@ def render(data: ReportData, quality: dict | None, gate: dict | None = None,
         ("Open transactions", table(data.open_transactions, [
             "group_id", "producer_id", "pending_offset_count", "topic_names", "opened_at"], "None.")),
         ("Coordinator load", _load(data)),
+        ("Offset expiry", _expiry(data)),
+        ("Ghost groups and stale offsets", _ghosts(data)),
+        ("Recreated topics", _recreated(data)),
+        ("Churn", _churn(data)),
+        ("Migration readiness", _migration(data)),
+        ("Lag at capture time", _lag_at_capture(data)),
         ("Data quality", _quality(quality)),
     ]
     body = "".join(f"<section id='{escape(t.lower().replace(' ', '-'))}'><h2>{escape(t)}</h2>{html}"

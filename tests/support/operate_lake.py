@@ -159,10 +159,21 @@ DOWNGRADE_FINDINGS = _rows("s1", [
          **{"class": "INFO"}, severity="info", record_count=1),
 ])
 
+# Lag as two captures read it: s0 an hour earlier (g-cons behind by 30), s1 (behind by 15).
+LAG = _rows("s0", [
+    dict(group_id="g-cons", topic="orders", partition=0, committed_offset=90, log_start_offset=0,
+         log_end_offset=120, lag=30, read_at=_ms(-3600), is_committed_below_log_start=False),
+]) + _rows("s1", [
+    dict(group_id="g-cons", topic="orders", partition=0, committed_offset=100, log_start_offset=0,
+         log_end_offset=110, lag=10, read_at=_ms(43), is_committed_below_log_start=False),
+    dict(group_id="g-cons", topic="orders", partition=1, committed_offset=50, log_start_offset=60,
+         log_end_offset=55, lag=5, read_at=_ms(43), is_committed_below_log_start=True),
+])
+
 TABLES = {
     "groups": GROUPS, "members": MEMBERS, "member_assignments": MEMBER_ASSIGNMENTS,
     "target_assignments": TARGET_ASSIGNMENTS, "offsets": OFFSETS, "epochs": EPOCHS,
     "transactions": TRANSACTIONS, "offset_commits": OFFSET_COMMITS, "raw_records": RAW_RECORDS,
     "records": RECORDS, "quarantine": QUARANTINE, "findings": FINDINGS,
-    "downgrade_findings": DOWNGRADE_FINDINGS,
+    "downgrade_findings": DOWNGRADE_FINDINGS, "lag": LAG,
 }
