@@ -5,7 +5,8 @@
 -- 4.3.1's (org.apache.kafka.coordinator.group unless named: kafka-group-coordinator-4.3.1.jar;
 -- ConsumerProtocol: kafka-clients; CoordinatorRuntime: kafka-coordinator-common).
 --
--- The broker settings are Kafka's defaults (GroupCoordinatorConfig): group.consumer.max.size
+-- The broker settings come from `settings` (the captured cluster's broker_configs, else conf/),
+-- at Kafka's defaults unless set (GroupCoordinatorConfig): group.consumer.max.size
 -- 2147483647 (CONSUMER_GROUP_MAX_SIZE_DEFAULT), group.max.size 2147483647 (GROUP_MAX_SIZE_DEFAULT,
 -- read as classicGroupMaxSize) and group.consumer.migration.policy 'bidirectional'
 -- (CONSUMER_GROUP_MIGRATION_POLICY_DEFAULT = ConsumerGroupMigrationPolicy.BIDIRECTIONAL, which
@@ -64,7 +65,8 @@
 -- malformed or whose assignment has userData (null for a downgrade). log_partition and log_offset
 -- point at the group's last record.
 with config as (
-    -- The cluster's settings (conf/: insights), at Kafka's defaults unless set there
+    -- The cluster's settings: a capture's own (broker_configs), else conf/ (insights), at
+    -- Kafka's defaults unless set there
     -- (GroupCoordinatorConfig, 4.3.1); see the header.
     select
         consumer_group_max_size,

@@ -123,6 +123,18 @@ LAG_COLUMNS = (
                                                       "them"),
 )
 
+# broker_configs: the broker settings a capture read (manifest.json's broker_configs, through
+# jobs.stages.broker_configs), by their Kafka names; the settings view prefers them to conf/.
+BROKER_CONFIGS = "broker_configs"
+BROKER_CONFIGS_COLUMNS = (
+    Column("snapshot_id", "string", "id of the snapshot (a capture)"),
+    Column("name", "string", "broker config name, e.g. offsets.retention.minutes"),
+    Column("value", "string", "its value as the broker reported it (DescribeConfigs)"),
+    Column("source", "string", "where the broker took it from, Kafka's ConfigSource name: "
+                               "STATIC_BROKER_CONFIG (server.properties), DEFAULT_CONFIG, "
+                               "DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG"),
+)
+
 TABLES: dict[str, Table] = {
     "raw_records": Table("raw_records", "one row per record read, bytes as read",
                          "offsetlake run (ingest)", _arrow_columns(RAW_RECORDS_COLUMNS)),
@@ -138,4 +150,6 @@ TABLES: dict[str, Table] = {
                               _arrow_columns(DOWNGRADE_FINDINGS_COLUMNS)),
     LAG: Table(LAG, "per group and partition, lag at capture time (captures with log offsets)",
                "offsetlake run (lag)", LAG_COLUMNS),
+    BROKER_CONFIGS: Table(BROKER_CONFIGS, "the broker settings a capture read, with their source",
+                          "offsetlake run (broker_configs)", BROKER_CONFIGS_COLUMNS),
 }

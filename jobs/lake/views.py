@@ -29,6 +29,17 @@ SETTINGS = (
     ("ghost_idle_ms", "ghost_idle_hours", 3_600_000, 24),
     ("storm_epoch_bumps_per_hour", "storm_epoch_bumps_per_hour", 1, 20),
 )
+# The broker configs among them (GroupCoordinatorConfig 4.3.1 names), by the conf key each stands
+# for: a snapshot's ``broker_configs`` rows (what its capture's DescribeConfigs answered) override
+# conf/ for that snapshot. Each conf key is in its config's unit (minutes, ms, a count, the policy
+# name), so the value carries over as Kafka gave it; SETTINGS' scale makes the column's unit.
+BROKER_SETTINGS = {
+    "offsets.retention.minutes": "offsets_retention_minutes",
+    "offsets.retention.check.interval.ms": "offsets_retention_check_interval_ms",
+    "group.consumer.max.size": "group_consumer_max_size",
+    "group.max.size": "group_max_size",
+    "group.consumer.migration.policy": "group_consumer_migration_policy",
+}
 
 
 @dataclass
@@ -74,6 +85,23 @@ def settings_frame(spark, settings: dict | None = None):
         f"{col} {'string' if scale is None else 'bigint'}" for col, _, scale, _ in SETTINGS))
 
 
+def snapshot_settings(spark, snapshot_id: str | None, settings: dict | None) -> dict:
+    """The ``insights`` keys for the ``settings`` row: conf/ (``settings``, when given, instead),
+    overridden by ``snapshot_id``'s broker configs (read from the registered ``broker_configs``
+    view, already the snapshot's rows), and those by ``settings`` again: an explicit value wins
+    over the captured cluster's, the cluster's over conf/ and the defaults."""
+    from jobs.lake.tables import BROKER_CONFIGS
+    from jobs.runtime.config import load_section
+
+    base = dict(load_section("insights")) if settings is None else {}
+    broker = {}
+    if snapshot_id is not None:
+        rows = spark.sql(f"select name, value from {BROKER_CONFIGS} "
+                         f"where value is not null").collect()
+        broker = {BROKER_SETTINGS[r.name]: r.value for r in rows if r.name in BROKER_SETTINGS}
+    return {**base, **broker, **(settings or {})}
+
+
 def view_files(sql_dir: Path = SQL_DIR) -> dict[str, Path]:
     """``sql/<name>.sql`` by view name, in name order."""
     return {p.stem: p for p in sorted(Path(sql_dir).glob("*.sql"))}
@@ -87,8 +115,9 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
                   sql_dir: Path = SQL_DIR, settings: dict | None = None,
                   frames: dict | None = None) -> Catalog:
     """Register the lake's tables (only ``snapshot_id``'s rows when given), the one-row
-    ``settings`` view (``settings``, default the ``insights`` section of conf/) and the ``sql/``
-    views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
+    ``settings`` view (``settings``, default the ``insights`` section of conf/; with a
+    ``snapshot_id``, its captured broker configs over conf/: :func:`snapshot_settings`) and the
+    ``sql/`` views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
     in for the lake's tables of the same name."""
     catalog = Catalog()
     frames = frames or {}
@@ -105,6 +134,7 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
             ddl = ", ".join(f"`{col}` {dtype}" for col, dtype in columns)
             spark.createDataFrame([], ddl).createOrReplaceTempView(name)
             catalog.placeholders.append(name)
+    settings = snapshot_settings(spark, snapshot_id, settings)
     settings_frame(spark, settings).createOrReplaceTempView(SETTINGS_VIEW)
     catalog.views.append(SETTINGS_VIEW)
     _register_views(spark, view_files(sql_dir), catalog)

@@ -12,6 +12,12 @@ end offset of every partition of every topic the cluster lists, and keeps in
 ``<out>/log_offsets.parquet`` (:data:`LOG_OFFSETS_SCHEMA`) those of the topics the captured offset
 commits name: what ``offsetlake run`` needs for the ``lag`` table (:mod:`jobs.stages.lag`).
 
+It also asks the group coordinators for the broker settings the insight views assume
+(:data:`jobs.lake.views.BROKER_SETTINGS`: offsets.retention.minutes, ...) and records them, with
+their source, in the manifest's ``broker_configs``; ``offsetlake run`` writes them to the
+``broker_configs`` table (:mod:`jobs.stages.broker_configs`), which the ``settings`` view prefers
+to conf/ for that snapshot.
+
     offsetlake capture --bootstrap-server 127.0.0.1:9092 --out snapshots/2026-11-22
 
 What a capture cannot see
@@ -51,12 +57,14 @@ import kafka
 import pyarrow as pa
 import pyarrow.parquet as pq
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import KafkaError
 
 from decoders.catalog_offsets_groups import LEGACY_OFFSET_COMMIT, OFFSET_COMMIT
 from decoders.codec import decode_key
 from decoders.errors import DecodeError
 from jobs.lake.bronze import CAPTURE_RECORDS_DIR, RAW_RECORDS_SCHEMA
+from jobs.lake.views import BROKER_SETTINGS
 from jobs.runtime.kafka_client import KafkaConfigError, client_settings, redact
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -65,6 +73,7 @@ ISOLATION_LEVEL = "read_committed"
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 PROGRESS_INTERVAL_S = 2.0
 OFFSET_COMMIT_TYPES = (LEGACY_OFFSET_COMMIT.record_type, OFFSET_COMMIT.record_type)
+CONFIGS_WARNING = "capture: WARNING: broker settings not read (conf/ applies): "
 
 # One row per partition of each topic named in a captured offset commit (tombstones included).
 LOG_OFFSETS_FILE = "log_offsets.parquet"
@@ -104,6 +113,10 @@ class Manifest:
     schema: list[str]
     partitions: list[PartitionCapture] = field(default_factory=list)
     log_offsets: str | None = None   # LOG_OFFSETS_FILE; None: not read (no lag for this capture)
+    # {config name: {"value", "source"}} as broker_configs_broker_id reported them (DescribeConfigs);
+    # None: not read (an older capture, or the cluster did not answer: conf/ applies).
+    broker_configs: dict[str, dict[str, str | None]] | None = None
+    broker_configs_broker_id: int | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2) + "\n"
@@ -139,6 +152,7 @@ def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | No
     snapshot_id = snapshot_id or "capture-" + started_at.replace("-", "").replace(":", "")[:15] + "Z"
     _say(progress, f"capture {snapshot_id}: {bootstrap_server} {redact(settings)}")
     cluster_id = _cluster_id(bootstrap_server, settings, timeout_s)
+    broker_id, broker_configs = _broker_configs(bootstrap_server, settings, timeout_s, progress)
     consumer = _consumer(bootstrap_server, settings, timeout_s, ISOLATION_LEVEL)
     try:
         partitions = _partitions(consumer, timeout_s)
@@ -164,7 +178,8 @@ def capture(bootstrap_server: str, out_dir: str | Path, *, snapshot_id: str | No
         log_offsets.write(out / LOG_OFFSETS_FILE, committed_topics)
     manifest = Manifest(snapshot_id, cluster_id, bootstrap_server, OFFSETS_TOPIC, started_at,
                         utc_now(), ISOLATION_LEVEL, kafka.__version__, RAW_RECORDS_SCHEMA.names,
-                        captured, None if log_offsets is None else LOG_OFFSETS_FILE)
+                        captured, None if log_offsets is None else LOG_OFFSETS_FILE,
+                        broker_configs, broker_id)
     (out / "manifest.json").write_text(manifest.to_json())
     _say(progress, f"capture {snapshot_id}: {sum(p.rows for p in captured)} records from "
                    f"{len(captured)} partitions into {out}")
@@ -180,10 +195,8 @@ def _connect_error(bootstrap_server: str, exc: Exception, timeout_s: float) -> C
 
 def _cluster_id(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float) -> str | None:
     """The cluster id from a MetadataResponse (v2+), through the admin client."""
-    admin_settings = {k: v for k, v in settings.items() if k in KafkaAdminClient.DEFAULT_CONFIG}
     try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap_server,
-                                 bootstrap_timeout_ms=int(timeout_s * 1000), **admin_settings)
+        admin = _admin(bootstrap_server, settings, timeout_s)
     except (KafkaError, OSError) as exc:
         raise _connect_error(bootstrap_server, exc, timeout_s) from exc
     try:
@@ -192,6 +205,70 @@ def _cluster_id(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: f
         raise CaptureError(f"cannot describe the cluster at {bootstrap_server}: {exc!r}") from exc
     finally:
         admin.close()
+
+
+def _admin(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float) -> KafkaAdminClient:
+    admin_settings = {k: v for k, v in settings.items() if k in KafkaAdminClient.DEFAULT_CONFIG}
+    return KafkaAdminClient(bootstrap_servers=bootstrap_server,
+                            bootstrap_timeout_ms=int(timeout_s * 1000), **admin_settings)
+
+
+def _broker_configs(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float,
+                    progress: TextIO | None) -> tuple[int | None, dict | None]:
+    """(broker id, {name: {"value", "source"}}) of the :data:`BROKER_SETTINGS` configs.
+
+    Asked of every group coordinator: the leaders of ``__consumer_offsets``' partitions (a
+    group's coordinator leads partition GroupCoordinatorService.partitionFor(groupId), Kafka
+    4.3.1), since each expires its own partitions' offsets with its own
+    GroupCoordinatorConfig.offsetsRetentionMs. One DescribeConfigs per broker: Kafka's
+    ConfigHelper.describeConfigs (4.3.1) answers a BROKER resource only for the broker it runs on,
+    and kafka-python's describe_configs sends each resource to its broker. ``source`` is Kafka's
+    DescribeConfigsResponse.ConfigSource name (ConfigHelper.createBrokerConfigEntry: the first of
+    DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG (server.properties),
+    DEFAULT_CONFIG that sets it). Settings only: a cluster that does not answer costs them, not
+    the capture (None, and a warning)."""
+    try:
+        admin = _admin(bootstrap_server, settings, timeout_s)
+    except (KafkaError, OSError) as exc:
+        _say(progress, f"{CONFIGS_WARNING}{exc!r}")
+        return None, None
+    try:
+        (topic,) = admin.describe_topics([OFFSETS_TOPIC])
+        leaders = sorted({p["leader_id"] for p in topic["partitions"] if p["leader_id"] >= 0})
+        # config_filter "all": kafka-python's default ("modified") drops static and default values.
+        described = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.BROKER, str(b), list(BROKER_SETTINGS))
+             for b in leaders], config_filter="all").get("broker", {}) if leaders else {}
+    except (KafkaError, OSError, ValueError) as exc:
+        _say(progress, f"{CONFIGS_WARNING}{exc!r}")
+        return None, None
+    finally:
+        admin.close()
+    return chosen_broker_configs(leaders, described, progress)
+
+
+def chosen_broker_configs(leaders: list[int], described: Mapping[str, Mapping[str, Any]],
+                          progress: TextIO | None) -> tuple[int | None, dict | None]:
+    """The answers of the lowest coordinator id that answered (``described``: kafka-python's
+    describe_configs()["broker"]), warning when another coordinator answered otherwise (the
+    settings view has one row). kafka-python drops a resource's error code (Kafka answers
+    CLUSTER_AUTHORIZATION_FAILED without DESCRIBE_CONFIGS on the cluster): its configs are
+    empty, so a coordinator with none counts as not answering."""
+    answers = {b: {name: {"value": entry["value"], "source": entry["config_source"]}
+                   for name, entry in described.get(str(b), {}).items() if name in BROKER_SETTINGS}
+               for b in leaders}
+    answered = [b for b in leaders if answers[b]]
+    if not answered:
+        _say(progress, f"{CONFIGS_WARNING}no coordinator ({leaders or 'none'}) described "
+                       f"{', '.join(BROKER_SETTINGS)}")
+        return None, None
+    chosen = answered[0]
+    for b in answered[1:]:
+        if answers[b] != answers[chosen]:
+            names = sorted(n for n in BROKER_SETTINGS if answers[b].get(n) != answers[chosen].get(n))
+            _say(progress, f"capture: WARNING: coordinators {chosen} and {b} differ on "
+                           f"{', '.join(names)}; recording broker {chosen}'s")
+    return chosen, answers[chosen]
 
 
 def _consumer(bootstrap_server: str, settings: Mapping[str, Any], timeout_s: float,

@@ -24,6 +24,7 @@ from pathlib import Path
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.lake.delta import table_version
 from jobs.replay import TABLE_COLUMNS
+from jobs.stages.broker_configs import BROKER_CONFIGS, submit_broker_configs
 from jobs.stages.decode import quarantine_columns, records_columns
 from jobs.stages.frames import local_frame
 from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
@@ -185,11 +186,12 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             print(f"replay: snapshot {snapshot_id}", file=progress)
             replay(spark, writer, staged, staging, meter)
             submit_lag(spark, writer, paths)
+            submit_broker_configs(spark, writer, paths)
             seconds["replay"] = time.monotonic() - mark
             mark = time.monotonic()
             raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
             writer.rows(QUARANTINE)
-            table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG)}
+            table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG, BROKER_CONFIGS)}
             seconds["writes"] = time.monotonic() - mark
         if then is not None:
             then(snapshot_id, writer.frames)
