@@ -23,7 +23,9 @@ must name ``stale``, T and its partitions, with the old and new ids the Admin AP
 and after the recreation, and nothing of ``cleaned``, whose old commits recreated_topics lists as
 no longer current. The broker's own answers are checked too (kafka-python): OffsetFetch by name
 (v8) returns ``stale``'s old offsets, by the new topic id (v10) -1 (OffsetMetadataManager
-.fetchOffsets: isOffsetInvalid -> isMismatchedTopicId).
+.fetchOffsets: isOffsetInvalid -> isMismatchedTopicId). Finally ``offsetlake audit --format json
+--fail-on never`` (in process), which runs the rule files after the fencing audit, must write
+exactly TP-01's rows to the lake's ``findings`` table and print them.
 
 Phase timings are printed (run with ``-s`` to see them).
 """
@@ -307,6 +309,19 @@ def rows(spark, sql: str) -> list[dict]:
     return [json.loads(r.j) for r in payload.collect()]
 
 
+@pytest.fixture(scope="module")
+def views(spark, lake) -> None:
+    """The lake's tables and sql/ views, registered once for the tests that query them."""
+    register_lake(spark, lake)
+
+
+@pytest.fixture(scope="module")
+def tp01(spark, views) -> list[dict]:
+    """sql/rules/TP-01.sql's rows over the lake, every column, by partition (run once: the audit
+    test compares what it writes with them)."""
+    return rows(spark, f"select * from ({RULE.read_text()}) order by partition")
+
+
 def test_the_broker_still_answers_the_old_offsets_by_name_and_none_by_topic_id(recreation):
     """What a consumer of ``stale`` resuming on the new T gets: its old offsets when it asks by
     name, -1 (no offset: auto.offset.reset) when it asks by the new topic id."""
@@ -314,14 +329,14 @@ def test_the_broker_still_answers_the_old_offsets_by_name_and_none_by_topic_id(r
     assert recreation.fetched_by_new_id == {p: -1 for p in range(PARTITIONS)}
 
 
-def test_tp01_names_the_group_whose_coordinator_missed_the_deletion(spark, recreation, lake):
-    register_lake(spark, lake)
-    findings = rows(spark, f"select group_id, topic, topic_id, partition, severity, verdict, "
-                           f"details from ({RULE.read_text()}) order by partition")
-    for finding in findings:
-        details = json.loads(finding.pop("details"))
-        finding.update(new_topic_id=details["new_topic_id"],
-                       committed_offset=details["committed_offset"])
+def test_tp01_names_the_group_whose_coordinator_missed_the_deletion(recreation, tp01):
+    findings = []
+    for row in tp01:
+        details = json.loads(row["details"])
+        findings.append({k: row[k] for k in ("group_id", "topic", "topic_id", "partition",
+                                             "severity", "verdict")}
+                        | dict(new_topic_id=details["new_topic_id"],
+                               committed_offset=details["committed_offset"]))
     assert findings == [
         dict(group_id=recreation.groups["stale"], topic=TOPIC, topic_id=recreation.old_topic_id,
              partition=p, severity="high", verdict="violation",
@@ -329,10 +344,9 @@ def test_tp01_names_the_group_whose_coordinator_missed_the_deletion(spark, recre
         for p in range(PARTITIONS)]
 
 
-def test_recreated_topics_lists_the_tombstoned_offsets_as_history(spark, recreation, lake):
+def test_recreated_topics_lists_the_tombstoned_offsets_as_history(spark, recreation, views):
     """The near miss: ``cleaned``'s coordinator saw the deletion, so its old commits are in the
     view but not current; ``reader``'s commits name the new id and are not in it."""
-    register_lake(spark, lake)
     listed = rows(spark, "select group_id, partition, old_topic_id, new_topic_id, "
                          "committed_offset, is_current from recreated_topics "
                          "order by group_id, partition")
@@ -351,3 +365,37 @@ def test_recreated_topics_lists_the_tombstoned_offsets_as_history(spark, recreat
         + [dict(group_id=recreation.groups["reader"], partition=p,
                 committed_offset=READ_AGAIN[p], topic_id=recreation.new_topic_id)
            for p in range(PARTITIONS)], key=lambda r: (r["group_id"], r["partition"]))
+
+
+def test_the_audit_writes_and_prints_what_tp01_finds(spark, recreation, lake, tp01, capsys):
+    """``offsetlake audit --format json --fail-on never`` (in this process, on the test's Spark
+    session) runs sql/rules/TP-01.sql through jobs.stages.insights: the lake's ``findings`` table
+    then holds exactly the rule's rows for the snapshot, and the JSON lines show them (``details``
+    parsed, no snapshot id)."""
+    from jobs.cli import main as offsetlake
+    from jobs.lake import read_snapshot
+
+    expected = tp01   # the rule's own rows, every column
+    assert [(f["group_id"], f["partition"]) for f in expected] == [
+        (recreation.groups["stale"], p) for p in range(PARTITIONS)]
+
+    began = time.monotonic()
+    code = offsetlake(["audit", "--lake", str(lake), "--format", "json", "--fail-on", "never"])
+    audit_s = time.monotonic() - began
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    printed = [json.loads(line) for line in out.out.splitlines()]
+    assert [{k: v for k, v in line.items() if k != "kind"} for line in printed
+            if line["rule_id"] == "TP-01"] == [
+        {**{k: v for k, v in f.items() if k != "snapshot_id"}, "details": json.loads(f["details"])}
+        for f in expected]
+    assert {line["kind"] for line in printed} == {"finding"}
+
+    findings = read_snapshot(spark, lake, "findings", SNAPSHOT_ID)
+    findings.where("rule_id = 'TP-01'").createOrReplaceTempView("tp01_written")
+    assert rows(spark, "select * from tp01_written order by partition") == expected
+    others = sorted((line["rule_id"], line["group_id"]) for line in printed
+                    if line["rule_id"] != "TP-01")
+    with capsys.disabled():
+        print(f"\nTP-01 audit (offsetlake audit, in process): {audit_s:.1f} s; other findings: "
+              f"{others}")
