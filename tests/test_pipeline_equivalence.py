@@ -199,8 +199,10 @@ def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
     from jobs.audits.engine import audit_group
     from jobs.audits.evidence import LogCoverage
     from jobs.replay import split_by_group
+    from jobs.audits.insights import rule_files
     from jobs.stages.audit import audit_lake
 
+    INSIGHT_RULES = set(rule_files())
     root, lake, _ = generated
     targets = ["2.2", "3.9+new-coordinator", "4.0", "4.3"]
     result = audit_lake(spark, lake, "eq", targets)
@@ -215,7 +217,10 @@ def test_audit_findings_equal_the_pure_audit_of_the_log(spark, generated):
                 for group in split_by_group(events_from_partition_dir(directory))[0].values()
                 for f in audit_group(group, regime=result.regime, topic_names=names,
                                      coverage=coverage, snapshot_time_ms=last)]
-    got = [dict(f, details=json.loads(f["details"] or "null")) for f in result.findings]
+    # The insight rules (jobs/audits/insights.py) are SQL over the tables, not the pure audit's:
+    # their own tests check them; here the replayed rules are compared.
+    got = [dict(f, details=json.loads(f["details"] or "null")) for f in result.findings
+           if f["rule_id"] not in INSIGHT_RULES]
     assert {f["rule_id"] for f in expected} >= {"OF-01", "OF-03", "TX-01", "TX-02", "TX-03"}
     assert _canon(got) == _canon(json.loads(json.dumps(expected, default=str)))
 
