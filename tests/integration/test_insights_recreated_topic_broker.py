@@ -155,6 +155,24 @@ def group_on(leaders: dict[int, int], node: int, role: str) -> str:
                 if leaders[offsets_partition(f"tp01-{role}-{i}")] == node)
 
 
+def delete_topic(bootstrap: str) -> None:
+    """Delete T right after node 2 stopped. An admin client that still takes node 2 for the
+    controller waits its whole request timeout on it (seen under load), so each try is a fresh
+    client with a short timeout, until node 1 accepts the deletion or says T is gone."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    def deleted() -> bool:
+        admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 10000})
+        try:
+            admin.delete_topics([TOPIC], request_timeout=10)[TOPIC].result(15)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+        return True
+
+    wait_until(f"{TOPIC}'s deletion accepted", deleted, timeout_s=120, interval_s=1.0)
+
+
 def create_topic(admin: AdminClient, bootstrap: str) -> str:
     """T on node 1 (so deleting it never waits for node 2), filled; its topic id."""
     def created() -> bool:
@@ -257,7 +275,7 @@ def recreation(cluster: Cluster, tmp_path_factory) -> Recreation:
         phase("first topic read")
 
         cluster.node2.stop()
-        admin.delete_topics([TOPIC])[TOPIC].result(30)
+        delete_topic(cluster.bootstrap)
         wait_until(f"{TOPIC} deleted", lambda: TOPIC not in admin.list_topics(timeout=10).topics)
         # The loaded coordinator (node 1) tombstones cleaned's offsets of the deleted id.
         wait_until("cleaned's offsets removed",
