@@ -15,17 +15,13 @@ one run does.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from jobs.lake.tables import BROKER_CONFIGS, TABLES
+from jobs.stages.ingest import capture_manifest
 
 
 def manifest_broker_configs(paths: list[str]) -> dict | None:
     """The ``broker_configs`` of a capture directory's manifest (the one path), or None."""
-    if len(paths) != 1 or not (Path(paths[0]) / "manifest.json").is_file():
-        return None
-    return json.loads((Path(paths[0]) / "manifest.json").read_text()).get("broker_configs")
+    return (capture_manifest(paths) or {}).get("broker_configs")
 
 
 def broker_config_rows(snapshot_id: str, configs: dict | None) -> list[tuple]:

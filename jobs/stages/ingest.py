@@ -89,12 +89,17 @@ def _is_capture(paths: list[str]) -> bool:
     return len(paths) == 1 and (Path(paths[0]) / "manifest.json").is_file()
 
 
+def capture_manifest(paths: list[str]) -> dict | None:
+    """The ``manifest.json`` of a capture directory (the one path), None for segment files."""
+    return json.loads((Path(paths[0]) / "manifest.json").read_text()) if _is_capture(paths) else None
+
+
 def resolve_snapshot_id(paths: list[str], snapshot_id: str | None) -> str:
     """The given id, else a capture's manifest id, else the snapshot directory's name."""
     if snapshot_id:
         return snapshot_id
-    if _is_capture(paths):
-        manifest = json.loads((Path(paths[0]) / "manifest.json").read_text())
+    manifest = capture_manifest(paths)
+    if manifest is not None:
         return manifest.get("snapshot_id") or Path(paths[0]).name
     return default_snapshot_id(paths)
 

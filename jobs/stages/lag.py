@@ -12,19 +12,17 @@ its ``lag`` rows are replaced by none, so a rerun leaves the table as one run do
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from jobs.lake.tables import LAG, TABLES
+from jobs.stages.ingest import capture_manifest
 
 NO_OFFSET = -1   # Kafka's "no committed offset" (ConsumerGroupService.getLag leaves it lagless)
 
 
 def log_offsets_file(paths: list[str]) -> Path | None:
     """The log offsets file of a capture directory (the one path), or None when there is none."""
-    if len(paths) != 1 or not (Path(paths[0]) / "manifest.json").is_file():
-        return None
-    name = json.loads((Path(paths[0]) / "manifest.json").read_text()).get("log_offsets")
+    name = (capture_manifest(paths) or {}).get("log_offsets")
     return Path(paths[0]) / name if name else None
 
 
