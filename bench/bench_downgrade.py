@@ -44,7 +44,11 @@ def main() -> None:
     batch = pa.RecordBatch.from_pydict({
         "partition": [r[0] for r in rows], "offset": [r[1] for r in rows],
         "key": pa.array([r[2] for r in rows], pa.binary()),
-        "value": pa.array([r[3] for r in rows], pa.binary())})
+        "value": pa.array([r[3] for r in rows], pa.binary()),
+        # data records of non-transactional batches: the raw columns facts_from_arrow reads
+        "producer_id": pa.array([-1] * len(rows), pa.int64()),
+        "is_control": pa.array([False] * len(rows), pa.bool_()),
+        "control_type": pa.array([None] * len(rows), pa.string())})
     start = time.perf_counter()
     facts_batch = facts_from_arrow(batch)
     facts_s = time.perf_counter() - start
