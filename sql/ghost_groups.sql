@@ -26,7 +26,7 @@
 -- last_member_activity_at: the newest record of the group other than offset commits (GroupMetadata,
 --   consumer/share/streams group and member records, tombstones included): the last time the
 --   coordinator wrote anything about its membership. Null when it never did.
--- idle_ms: snapshot time (the newest record timestamp of the snapshot, raw_records) minus the
+-- idle_ms: snapshot time (the newest record timestamp of the snapshot: `snapshot_time`) minus the
 --   later of last_commit_at and last_member_activity_at.
 -- is_ghost: idle_ms > settings.ghost_idle_ms.
 -- never_rebalanced: a classic group (or offsets without a group) for which the snapshot holds no
@@ -36,13 +36,7 @@
 --   type-2 record of a group.
 -- log_partition, log_offset: the group's newest record; commit_log_offsets: the records of its
 --   current offsets (all in log_partition, as every record of a group).
-with snapshot_time as (
-    select snapshot_id, max(timestamp) as snapshot_ms
-    from raw_records
-    group by snapshot_id
-),
-
-committed as (
+with committed as (
     select
         snapshot_id,
         group_id,

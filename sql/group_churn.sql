@@ -53,8 +53,7 @@ with group_records as (
             when record_type between 9 and 15 then 'share'
             when record_type between 17 and 24 then 'streams'
         end as group_type
-    from records
-    where record_type between 2 and 24
+    from membership_records
 ),
 
 epoch_steps as (

@@ -93,7 +93,7 @@ classic_groups as (
 classic_members as (
     select g.snapshot_id, g.group_id, member
     from classic_groups as g
-    join records as r
+    join membership_records as r
         on r.snapshot_id = g.snapshot_id
        and r.partition = g.log_partition
        and r.offset = g.log_offset

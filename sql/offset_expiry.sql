@@ -1,6 +1,6 @@
 -- When the group coordinator will expire each committed offset of a snapshot, and delete the
 -- group after its last one: one row per current committed offset (`offsets`). "Now" is the
--- snapshot's newest record timestamp; the broker settings come from `settings`
+-- snapshot's newest record timestamp (`snapshot_time`); the broker settings come from `settings`
 -- (offsets_retention_ms = offsets.retention.minutes, offsets_retention_check_interval_ms =
 -- offsets.retention.check.interval.ms; defaults 10080 min and 600000 ms: Kafka 4.3.1
 -- GroupCoordinatorConfig, OFFSETS_RETENTION_MINUTES_DEFAULT and
@@ -63,13 +63,7 @@
 -- group_expires_at: when the coordinator deletes the group: its last offset's expires_at, when
 --   the group has no members, none of its offsets is blocked and it has no open transaction;
 --   else null. snapshot_at: the snapshot time.
-with snapshot_time as (
-    select snapshot_id, max(timestamp) as snapshot_ms
-    from raw_records
-    group by snapshot_id
-),
-
-key_tombstones as (
+with key_tombstones as (
     select snapshot_id, group_id, topic, partition, max(log_offset) as last_tombstone_offset
     from offset_commits
     where is_tombstone
@@ -100,7 +94,7 @@ pending_groups as (
 ),
 
 -- The newest record of each regular expression (type 16) and topology (type 23) key: the key's
--- bytes tell regular expressions of one group apart.
+-- bytes (`membership_records`) tell regular expressions of one group apart.
 keyed_records as (
     select
         r.snapshot_id,
@@ -109,12 +103,9 @@ keyed_records as (
         r.is_tombstone,
         r.value,
         row_number() over (
-            partition by r.snapshot_id, r.partition, raw.key order by r.offset desc
+            partition by r.snapshot_id, r.partition, r.key order by r.offset desc
         ) as recency
-    from records as r
-    join raw_records as raw
-        on r.snapshot_id = raw.snapshot_id and r.partition = raw.partition
-        and r.offset = raw.offset
+    from membership_records as r
     where r.record_type in (16, 23)
 ),
 

@@ -38,7 +38,7 @@
 -- commit_at: the commit's timestamp; log_partition, log_offset: its record.
 with record_times as (
     select snapshot_id, partition, offset, timestamp
-    from records
+    from membership_records
 ),
 
 sightings as (

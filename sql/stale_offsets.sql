@@ -23,7 +23,7 @@
 --   ConsumerGroupRegularExpression record (type 16: key GroupId + RegularExpression, value
 --   Topics; a tombstone once no member uses the regex: GroupMetadataManager
 --   .maybeDeleteResolvedRegularExpressions). The member's topics are that record's Topics. The
---   key is not a column of `records`, so it is read from raw_records.key: int16 record type, then
+--   key is not a column of `records`, so it is read from `membership_records`.key: int16 record type, then
 --   two non-flexible strings (int16 length + UTF-8 bytes), GroupId and RegularExpression
 --   (ConsumerGroupRegularExpressionKey, version 0, "flexibleVersions": "none").
 -- * a regex without a live resolution record in the snapshot (not resolved yet, or compacted
@@ -55,11 +55,9 @@ regex_keys as (
         r.offset,
         r.is_tombstone,
         r.value,
-        k.key,
-        cast(conv(hex(substring(k.key, 3, 2)), 16, 10) as int) as group_id_bytes
-    from records as r
-    join raw_records as k
-        on r.snapshot_id = k.snapshot_id and r.partition = k.partition and r.offset = k.offset
+        r.key,
+        cast(conv(hex(substring(r.key, 3, 2)), 16, 10) as int) as group_id_bytes
+    from membership_records as r
     where r.record_type = 16
 ),
 

@@ -93,9 +93,11 @@ TABLES = {
              log_offset=8),
     ],
     "records": [
-        dict(snapshot_id="s1", partition=1, offset=6, timestamp=ms(3.5)),
-        dict(snapshot_id="s1", partition=1, offset=8, timestamp=ms(4)),
-        dict(snapshot_id="s1", partition=2, offset=50, timestamp=ms(9)),
+        # the records the assignments come from: a current assignment (type 8), a target
+        # assignment member (type 7), a classic GroupMetadata (type 2)
+        dict(snapshot_id="s1", partition=1, offset=6, timestamp=ms(3.5), record_type=8),
+        dict(snapshot_id="s1", partition=1, offset=8, timestamp=ms(4), record_type=7),
+        dict(snapshot_id="s1", partition=2, offset=50, timestamp=ms(9), record_type=2),
     ],
 }
 

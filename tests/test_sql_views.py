@@ -13,7 +13,7 @@ from datetime import datetime, UTC
 
 import pytest
 
-from jobs.lake.views import register_lake, view_files
+from jobs.lake.views import MATERIALIZED, register_lake, view_files
 from support.lake_fixture import operate_lake, write_lake
 from support.operate_lake import T0, TABLES
 
@@ -185,6 +185,58 @@ def test_snapshot_facts(spark, lake):
                         decoded_record_count=3, decode_quarantine_count=1, unreadable_unit_count=1,
                         group_id_count=2, partition_count=2, first_record_at=at(1),
                         last_record_at=at(42), is_reconciled=True)]
+
+
+def test_snapshot_time(spark, lake):
+    # The newest record of the log, a control record included (p1's marker at 42 s).
+    assert rows(spark, "snapshot_time", ["snapshot_ms"], order=["snapshot_id"]) == \
+        [dict(snapshot_ms=T0 + 42_000)]
+
+
+def test_membership_records(spark, lake, tmp_path):
+    """Types 2-24 only, each with its own key bytes: not the offset commits, not the control
+    records, not another snapshot's record at the same position; a record without its raw row
+    keeps a null key."""
+    def key(record_type, text):
+        return record_type.to_bytes(2, "big") + text.encode()
+
+    raw = [dict(snapshot_id=s, partition=0, offset=o, timestamp=T0 + o, is_control=c, key=k)
+           for s, o, c, k in [("s1", 1, False, key(1, "commit")), ("s1", 2, False, key(3, "cg")),
+                              ("s1", 3, True, bytes(4)), ("s1", 4, False, key(16, "regex")),
+                              ("s2", 2, False, key(5, "member"))]]
+    raw_less = [dict(snapshot_id="s2", partition=1, offset=7, timestamp=T0, record_type=8,
+                     group_id="g")]
+    records = [dict(snapshot_id=s, partition=0, offset=o, timestamp=T0 + o, record_type=t,
+                    group_id="g") for s, o, t in [("s1", 1, 1), ("s1", 2, 3), ("s1", 4, 16),
+                                                  ("s2", 2, 5)]] + raw_less
+    small = write_lake(spark, tmp_path / "lake", {"raw_records": raw, "records": records})
+    try:
+        register_lake(spark, small)
+        got = [(r.snapshot_id, r.offset, r.record_type, r.key and bytes(r.key)) for r in spark.sql(
+            "select * from membership_records order by snapshot_id, offset").collect()]
+        assert got == [("s1", 2, 3, key(3, "cg")), ("s1", 4, 16, key(16, "regex")),
+                       ("s2", 2, 5, key(5, "member")), ("s2", 7, 8, None)]
+    finally:
+        register_lake(spark, lake)  # the other tests' catalog back
+
+
+def test_materialized_views_answer_as_the_views_do(spark, lake):
+    """``materialize=True`` holds the base views once; every view answers exactly as before."""
+    def answers():
+        return {name: sorted(map(str, spark.sql(f"select * from `{name}`").collect()))
+                for name in view_files()}
+
+    plain = answers()
+    catalog = register_lake(spark, lake, materialize=True)
+    try:
+        held = {name: spark.table(name)._jdf.queryExecution().analyzed().toString()
+                for name in MATERIALIZED}
+        assert all("LogicalRDD" in plan for plan in held.values()), held   # a checkpoint
+        assert set(MATERIALIZED) <= set(catalog.views)
+        assert answers() == plain
+        assert any(plain[name] for name in MATERIALIZED)
+    finally:
+        register_lake(spark, lake)
 
 
 def test_coordinator_load(spark, lake, tmp_path):

@@ -56,7 +56,7 @@ def write_report(spark, cfg, snapshot_id: str, snapshots: list[str], out: str | 
         return fail(prog, f"{summary} is the audit summary of snapshot {gate['snapshot_id']}, "
                           f"not {snapshot_id}", EXIT_USAGE)
     history = lag_history_rows(spark, cfg.lake_path)
-    catalog = register_lake(spark, cfg.lake_path, snapshot_id)
+    catalog = register_lake(spark, cfg.lake_path, snapshot_id, materialize=True)
     data = collect(spark, snapshot_id, catalog.placeholders, snapshots, history)
     quality = load_result(result_path(reports, snapshot_id))
     out = Path(out) if out else reports / f"report-{snapshot_id}.html"

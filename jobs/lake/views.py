@@ -15,6 +15,12 @@ from jobs.runtime.config import PROJECT_ROOT
 
 SQL_DIR = PROJECT_ROOT / "sql"
 SETTINGS_VIEW = "settings"
+# Views other views read over and over, small next to the tables they come from: with
+# ``register_lake(..., materialize=True)`` (the audit's insight rules, the report) each is
+# computed once and held (a local checkpoint), so the views above them read it instead of
+# scanning ``records`` and ``raw_records`` again. Temporary views resolve the views they read by
+# name when queried, so holding one changes what every view reads, not what it answers.
+MATERIALIZED = ("snapshot_time", "membership_records")
 # The ``settings`` view's columns: (column, conf key of the ``insights`` section, scale to the
 # column's unit (None: a string), the value when a configuration file lacks the key:
 # conf/offsetlake.yaml's; the broker settings at Kafka's defaults, GroupCoordinatorConfig 4.3.1).
@@ -113,12 +119,13 @@ def _sql_literal(text: str) -> str:
 
 def register_lake(spark, lake: Path, snapshot_id: str | None = None,
                   sql_dir: Path = SQL_DIR, settings: dict | None = None,
-                  frames: dict | None = None) -> Catalog:
+                  frames: dict | None = None, materialize: bool = False) -> Catalog:
     """Register the lake's tables (only ``snapshot_id``'s rows when given), the one-row
     ``settings`` view (``settings``, default the ``insights`` section of conf/; with a
     ``snapshot_id``, its captured broker configs over conf/: :func:`snapshot_settings`) and the
     ``sql/`` views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
-    in for the lake's tables of the same name."""
+    in for the lake's tables of the same name. ``materialize``: compute each view of
+    :data:`MATERIALIZED` once and hold it, for a caller about to run many views."""
     catalog = Catalog()
     frames = frames or {}
     for name in sorted(set(lake_tables(lake)) | set(frames)):
@@ -138,6 +145,10 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
     settings_frame(spark, settings).createOrReplaceTempView(SETTINGS_VIEW)
     catalog.views.append(SETTINGS_VIEW)
     _register_views(spark, view_files(sql_dir), catalog)
+    if materialize:
+        for name in MATERIALIZED:
+            if name in catalog.views:
+                spark.table(name).localCheckpoint(eager=True).createOrReplaceTempView(name)
     return catalog
 
 

@@ -34,7 +34,7 @@ def insight_findings(spark, lake: Path, snapshot_id: str, frames: dict | None = 
     files = rule_files() if rules_dir is None else rule_files(rules_dir)
     if not files:
         return None
-    register_lake(spark, lake, snapshot_id, frames=frames, settings=settings)
+    register_lake(spark, lake, snapshot_id, frames=frames, settings=settings, materialize=True)
     names = [name for name, _, _ in FINDINGS_COLUMNS]
     parts = []
     for rule_id, path in files.items():
