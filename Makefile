@@ -64,9 +64,11 @@ check: lint
 
 # Lint first (ruff, configured in pyproject.toml), then every test: the main suite, then the
 # fault suite (its own pytest run: it is deselected from the main one by the `faults` marker).
+# Each run ends with its 40 slowest tests (setup and call apart), so where the suite spends
+# its time can be read from any CI log.
 test: setup kafka chromium lint
-	$(PY) -m pytest $(PYTEST_ARGS)
-	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=40 $(PYTEST_ARGS)
+	$(PY) -m pytest -m faults tests/faults --durations=40 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
