@@ -32,3 +32,18 @@ def test_a_template_with_a_format_spec_is_refused(spark):
 
     with pytest.raises(ValueError, match="only plain"):
         format_columns("{x:>5}", x=F.col("x"))
+
+
+@pytest.mark.parametrize("sizes", [[0, 0, 2], [0, 0, 0, 0, 1, 0, 3], [0, 0], [], [2, 0, 0, 1]])
+def test_a_local_frame_keeps_every_row_whatever_batches_are_empty(spark, sizes):
+    """PySpark 4.2's createDataFrame drops every row of an Arrow table whose first two batches
+    are empty; ``local_frame`` (per-group outputs concatenated in the driver) must not."""
+    import pyarrow as pa
+
+    from jobs.stages.frames import local_frame
+
+    start = [sum(sizes[:i]) for i in range(len(sizes))]
+    parts = [pa.table({"n": pa.array(range(s, s + k), pa.int64())})
+             for s, k in zip(start, sizes)]
+    table = pa.concat_tables(parts) if parts else pa.table({"n": pa.array([], pa.int64())})
+    assert sorted(r["n"] for r in local_frame(spark, table).collect()) == list(range(sum(sizes)))

@@ -10,9 +10,17 @@ import pyarrow as pa
 
 def local_frame(spark, table: pa.Table):
     """A DataFrame over an Arrow table held by the driver (no Python worker reads it), every
-    column nullable as when it is read back from Parquet."""
+    column nullable as when it is read back from Parquet.
+
+    Empty record batches are left out first: PySpark 4.2's ``createDataFrame`` returns no row at
+    all for a table whose first two batches are empty (a ``concat_tables`` of per-group outputs
+    where the first groups had nothing to say)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    batches = table.to_batches()
+    kept = [batch for batch in batches if batch.num_rows]
+    if len(kept) != len(batches):
+        table = pa.Table.from_batches(kept, schema=table.schema)
     return spark.createDataFrame(table, nullable(from_arrow_schema(table.schema)))
 
 
