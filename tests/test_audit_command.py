@@ -226,3 +226,47 @@ def test_every_table_a_run_and_an_audit_write_is_its_contract(spark, lakes, caps
     for name in written:
         schema = spark.read.format("delta").load(str(sample_lake / name)).schema
         assert [(f.name, f.dataType.simpleString()) for f in schema] == TABLES[name].pairs(), name
+
+
+def test_the_audit_reads_the_fencing_audit_of_the_run_and_it_is_what_the_audit_finds(
+        spark, lakes, tmp_path):
+    """The run audits fencing as it replays (``fencing_audits``, ``fencing_findings``) and the
+    audit reads those rows instead of replaying the groups again: on both lakes they are what the
+    audit finds from the tables without them. A regime other than the run's, or the two tables
+    disagreeing (a run that died between their writes), is audited again."""
+    import shutil
+
+    from jobs.lake import replace_snapshot
+    from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
+    from jobs.stages.audit import audit_lake
+    from pyspark.sql import functions as F
+
+    _, sample_lake, lake = lakes
+    for source, snapshot in ((sample_lake, "sample"), (lake, "s1")):
+        copy = tmp_path / source.name
+        shutil.copytree(source, copy)
+        staged = audit_lake(spark, copy, snapshot)
+        fencing = read_snapshot(spark, copy, FENCING_FINDINGS, snapshot).collect()
+        assert [(r["regime"], r["findings"]) for r in
+                read_snapshot(spark, copy, FENCING_AUDITS, snapshot).collect()] \
+            == [(staged.regime, len(fencing))]
+        assert fencing and {r["rule_id"] for r in fencing} <= {f["rule_id"] for f in staged.findings}
+
+        # Read, not found again: a changed message in the run's rows is what the audit reports.
+        replace_snapshot(read_snapshot(spark, copy, FENCING_FINDINGS, snapshot)
+                         .withColumn("message", F.lit("as the run found it")).localCheckpoint(),
+                         copy, FENCING_FINDINGS, snapshot)
+        read_back = audit_lake(spark, copy, snapshot)
+        assert sum(f["message"] == "as the run found it" for f in read_back.findings) == len(fencing)
+        other = "strict" if staged.regime != "strict" else "relaxed"
+        assert not any(f["message"] == "as the run found it"
+                       for f in audit_lake(spark, copy, snapshot, regime=other).findings)
+
+        # One row fewer than the run counted: audited again, and the same as reading the run's.
+        replace_snapshot(read_snapshot(spark, copy, FENCING_FINDINGS, snapshot).limit(len(fencing) - 1)
+                         .localCheckpoint(), copy, FENCING_FINDINGS, snapshot)
+        again = audit_lake(spark, copy, snapshot)
+        assert (again.regime, again.findings) == (staged.regime, staged.findings)
+
+        shutil.rmtree(copy / FENCING_AUDITS)
+        assert audit_lake(spark, copy, snapshot).findings == staged.findings

@@ -27,6 +27,21 @@ FINDINGS_COLUMNS: list[tuple[str, str, str]] = [
 
 ROW_COLUMNS = [(name, dtype) for name, dtype, _ in FINDINGS_COLUMNS if name != "snapshot_id"]
 
+# The fencing audit as the run finds it (jobs.stages.pipeline): the run replays every group, so it
+# audits them too, under the regime it reads from the snapshot; ``offsetlake audit`` then reads
+# these rows instead of replaying the groups again. ``fencing_audits`` has one row per snapshot
+# the run audited (so "audited, no finding" differs from "not audited"); ``fencing_findings`` its
+# findings, the fencing rows ``findings`` receives.
+FENCING_AUDITS = "fencing_audits"
+FENCING_AUDITS_COLUMNS: list[tuple[str, str, str]] = [
+    ("snapshot_id", "string", "id of the snapshot the run audited"),
+    ("regime", "string", "the fencing regime read from the snapshot (jobs.audits.validators."
+                         "regime_of): strict, relaxed, or per group type"),
+    ("findings", "bigint", "rows of fencing_findings for the snapshot"),
+]
+FENCING_FINDINGS = "fencing_findings"
+FENCING_FINDINGS_COLUMNS = FINDINGS_COLUMNS
+
 
 def findings_ddl() -> str:
     """The row columns (no snapshot id) as a Spark DDL string."""

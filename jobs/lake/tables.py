@@ -20,7 +20,8 @@ import pyarrow as pa
 from decoders.batch_decode import OUTPUT_SCHEMA
 from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS
-from jobs.lake.findings import FINDINGS, FINDINGS_COLUMNS
+from jobs.lake.findings import (FENCING_AUDITS, FENCING_AUDITS_COLUMNS, FENCING_FINDINGS,
+                                FENCING_FINDINGS_COLUMNS, FINDINGS, FINDINGS_COLUMNS)
 from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 from jobs.lake.history_docs import POSITION, TABLE_DOCS
 
@@ -143,6 +144,12 @@ TABLES: dict[str, Table] = {
     RECORDS: Table(RECORDS, "one row per data record that decoded", "offsetlake run (decode)",
                    _records_columns()),
     **{name: _history(name) for name in TABLE_COLUMNS},
+    FENCING_AUDITS: Table(FENCING_AUDITS, "one row per snapshot the run audited for fencing: "
+                          "its regime", "offsetlake run (replay)",
+                          tuple(Column(*c) for c in FENCING_AUDITS_COLUMNS)),
+    FENCING_FINDINGS: Table(FENCING_FINDINGS, "the fencing audit's findings, found by the run",
+                            "offsetlake run (replay)",
+                            tuple(Column(*c) for c in FENCING_FINDINGS_COLUMNS)),
     FINDINGS: Table(FINDINGS, "one row per audit finding", "offsetlake audit",
                     tuple(Column(*c) for c in FINDINGS_COLUMNS)),
     DOWNGRADE_FINDINGS: Table(DOWNGRADE_FINDINGS, "what an older coordinator does with the records",

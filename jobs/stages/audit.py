@@ -24,7 +24,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
-from jobs.lake.findings import FINDINGS, findings_ddl
+from jobs.lake.findings import (FENCING_AUDITS, FENCING_AUDITS_COLUMNS, FENCING_FINDINGS, FINDINGS,
+                                FINDINGS_COLUMNS, findings_ddl)
 from jobs.stages.group_events import arrow_events, group_event_rows
 from jobs.stages.grouping import map_groups
 from jobs.stages.insights import insight_findings
@@ -33,6 +34,10 @@ OUTPUT_DDL = "row string"
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
                ("target_assignments", "topic_name"))
+
+
+def fencing_audits_ddl() -> str:
+    return ", ".join(f"`{name}` {dtype}" for name, dtype, _ in FENCING_AUDITS_COLUMNS)
 
 
 def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], snapshot_time_ms):
@@ -103,18 +108,73 @@ def lake_topic_names(tables: dict) -> dict[str, str]:
 
 
 def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | None = None,
-                   topic_names: dict[str, str] | None = None):
+                   topic_names: dict[str, str] | None = None, here: bool = False):
     """The ``findings`` rows of one snapshot (``snapshot_id`` first, then ``findings_ddl``);
-    ``commits`` is the snapshot's ``offset_commits`` (:mod:`jobs.stages.group_events`)."""
+    ``commits`` is the snapshot's ``offset_commits`` (:mod:`jobs.stages.group_events`).
+    ``here``: each group audited in the driver, for a snapshot the driver holds (a small one),
+    so no Python worker starts; the same function on the same rows either way."""
     from pyspark.sql import functions as F
 
     regime = regime or snapshot_regime(records)
     snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
-    found = map_groups(group_event_rows(records, raw, commits), ["partition", "group_id"], body,
-                       OUTPUT_DDL)
+    events = group_event_rows(records, raw, commits)
+    if here:
+        found = _groups_here(records.sparkSession, events, body)
+    else:
+        found = map_groups(events, ["partition", "group_id"], body, OUTPUT_DDL)
     return (found.select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
+
+
+def _groups_here(spark, events, body):
+    """``body`` on each ``(partition, group_id)`` of ``events``, in the driver."""
+    from jobs.stages.frames import local_frame
+
+    table = events.toArrow()
+    groups: dict[tuple, list[int]] = {}
+    keys = zip(table.column("partition").to_pylist(), table.column("group_id").to_pylist())
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    parts = [body(table.take(pa.array(rows))) for rows in groups.values()]
+    return local_frame(spark, pa.concat_tables(parts) if parts
+                       else pa.table({"row": pa.array([], pa.string())}))
+
+
+def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False):
+    """The run's fencing audit (``fencing_audits``, ``fencing_findings``) over the tables it has
+    just written (``frames``: table name -> the DataFrame it was written from), under the regime
+    read from the snapshot: exactly what :func:`audit_lake` finds from those tables, found once,
+    by the run. The findings are held (a local checkpoint) and counted; both frames are returned
+    with ``snapshot_id`` first."""
+
+    records = frames[RECORDS]
+    regime = snapshot_regime(records)
+    names = lake_topic_names({t: frames.get(t) for t, _ in NAME_TABLES})
+    found = audit_snapshot(records, frames[RAW_RECORDS], frames["offset_commits"], snapshot_id,
+                           regime=regime, topic_names=names, here=here)
+    found = found.localCheckpoint(eager=True)
+    audits = records.sparkSession.createDataFrame(
+        [(snapshot_id, regime, found.count())], fencing_audits_ddl())
+    return audits, found
+
+
+def _staged_fencing(table, snapshot_id: str, regime: str):
+    """``(regime, findings)`` of the run's fencing audit of the snapshot (``table(name)`` reads
+    a table of it), or None: the run wrote none (a lake of an older offsetlake), or it was
+    audited under another regime than the one asked for."""
+    audits, findings = table(FENCING_AUDITS), table(FENCING_FINDINGS)
+    if audits is None or findings is None:
+        return None
+    row = audits.where(audits.snapshot_id == snapshot_id).first()
+    if row is None or regime not in ("auto", row["regime"]):
+        return None
+    findings = findings.where(findings.snapshot_id == snapshot_id).select(
+        *(name for name, _, _ in FINDINGS_COLUMNS))
+    # The two tables are written apart: a run that died between them left them disagreeing.
+    if findings.count() != row["findings"]:
+        return None
+    return row["regime"], findings
 
 
 class AuditInputError(LookupError):
@@ -182,9 +242,14 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
         return frames[name] if name in frames else _optional(spark, lake, name, snapshot_id)
 
     records, raw, commits = table(RECORDS), table(RAW_RECORDS), table("offset_commits")
-    regime = snapshot_regime(records) if regime == "auto" else regime
-    names = lake_topic_names({t: table(t) for t, _ in NAME_TABLES})
-    found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime, topic_names=names)
+    staged = _staged_fencing(table, snapshot_id, regime)
+    if staged is not None:   # the run's own fencing audit: the groups are not replayed again
+        regime, found = staged
+    else:
+        regime = snapshot_regime(records) if regime == "auto" else regime
+        names = lake_topic_names({t: table(t) for t, _ in NAME_TABLES})
+        found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
+                               topic_names=names)
     insights = insight_findings(spark, lake, snapshot_id, frames)
     if insights is not None:
         found = found.unionByName(insights)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.lake.delta import table_version
+from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.broker_configs import BROKER_CONFIGS, submit_broker_configs
 from jobs.stages.decode import quarantine_columns, records_columns
@@ -105,6 +106,7 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
+    from jobs.stages.audit import fencing_frames
     from jobs.stages.replay import (GROUP_TABLES, TOPIC_IDS, replay_groups, replay_groups_here,
                                     table_rows)
 
@@ -141,6 +143,10 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
                                         columns["offsets"]).select(snap, "*")
     for table, frame in frames.items():
         writer.submit(table, frame)
+    progress.stage("replay: fencing audit (Python)")
+    audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local)
+    writer.submit(FENCING_FINDINGS, found)
+    writer.submit(FENCING_AUDITS, audits)
 
 
 def _size(n: int | None) -> str:
@@ -192,6 +198,8 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
             writer.rows(QUARANTINE)
             table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG, BROKER_CONFIGS)}
+            writer.rows(FENCING_FINDINGS)
+            writer.rows(FENCING_AUDITS)
             seconds["writes"] = time.monotonic() - mark
         if then is not None:
             then(snapshot_id, writer.frames)
