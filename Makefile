@@ -62,13 +62,14 @@ NO_JVM := $(CURDIR)/tests/support/no_jvm
 check: lint
 	JAVA_HOME=$(NO_JVM) PATH=$(NO_JVM)/bin:$$PATH $(PY) -m pytest -m unit $(PYTEST_ARGS)
 
-# Lint first (ruff, configured in pyproject.toml), then every test in two lanes side by side,
-# one per core (build/run_tests.sh): the broker and coordinator tests followed by the fault suite
-# (its own pytest run: the `faults` marker keeps it out of the others), beside everything else.
+# Lint first (ruff, configured in pyproject.toml), then every test: the main suite, as two
+# pytest runs side by side (build/run_tests.sh: the broker tests beside the rest, one per core),
+# then the fault suite (its own pytest run: it is deselected from the main one by the `faults` marker).
 # Each run ends with its 40 slowest tests (setup and call apart), so where the suite spends
 # its time can be read from any CI log.
 test: setup kafka chromium lint
 	bash build/run_tests.sh $(PY) $(PYTEST_ARGS)
+	$(PY) -m pytest -m faults tests/faults --durations=40 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
