@@ -30,8 +30,9 @@ COMMANDS: tuple[Command, ...] = (
             "offsetlake capture --bootstrap-server broker:9092 --out snapshots/today"),
     Command("ingest", "jobs.commands.ingest", "load a snapshot into the raw_records Delta table (Spark)",
             "offsetlake ingest snapshots/today --lake lake"),
-    Command("run", "jobs.commands.run", "ingest, decode and replay a snapshot into the lake's tables "
-            "(and audit and report it, in one session)",
+    Command("run", "jobs.commands.run", "ingest, decode and replay a snapshot into the lake's tables, "
+            "auditing each group for fencing as it goes (--audit, --report: the whole audit and "
+            "the page too, in one session)",
             "offsetlake run samples/kafka-4.3.1 --lake lake\n"
             "  offsetlake run samples/kafka-4.3.1 --lake lake --audit --target-version 4.0 --report"),
     Command("audit", "jobs.commands.audit", "check fencing and downgrade rules; the exit code gates",
