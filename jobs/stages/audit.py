@@ -24,20 +24,19 @@ from pathlib import Path
 import pyarrow as pa
 
 from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
-from jobs.lake.findings import (FENCING_AUDITS, FENCING_AUDITS_COLUMNS, FENCING_FINDINGS, FINDINGS,
-                                FINDINGS_COLUMNS, findings_ddl)
+from jobs.lake.findings import (FENCING_AUDITS, FENCING_FINDINGS, FINDINGS, FINDINGS_COLUMNS,
+                                findings_ddl)
+from jobs.lake.tables import TABLES
 from jobs.stages.group_events import arrow_events, group_event_rows
-from jobs.stages.grouping import map_groups
+from jobs.stages.grouping import map_groups, map_groups_here
 from jobs.stages.insights import insight_findings
 
 OUTPUT_DDL = "row string"
+OUTPUT_SCHEMA = pa.schema([("row", pa.string())])
+GROUP_KEYS = ["partition", "group_id"]
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
                ("target_assignments", "topic_name"))
-
-
-def fencing_audits_ddl() -> str:
-    return ", ".join(f"`{name}` {dtype}" for name, dtype, _ in FENCING_AUDITS_COLUMNS)
 
 
 def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], snapshot_time_ms):
@@ -120,25 +119,11 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
     events = group_event_rows(records, raw, commits)
     if here:
-        found = _groups_here(records.sparkSession, events, body)
+        found = map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)
     else:
-        found = map_groups(events, ["partition", "group_id"], body, OUTPUT_DDL)
+        found = map_groups(events, GROUP_KEYS, body, OUTPUT_DDL)
     return (found.select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
-
-
-def _groups_here(spark, events, body):
-    """``body`` on each ``(partition, group_id)`` of ``events``, in the driver."""
-    from jobs.stages.frames import local_frame
-
-    table = events.toArrow()
-    groups: dict[tuple, list[int]] = {}
-    keys = zip(table.column("partition").to_pylist(), table.column("group_id").to_pylist())
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    parts = [body(table.take(pa.array(rows))) for rows in groups.values()]
-    return local_frame(spark, pa.concat_tables(parts) if parts
-                       else pa.table({"row": pa.array([], pa.string())}))
 
 
 def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False):
@@ -155,7 +140,7 @@ def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False):
                            regime=regime, topic_names=names, here=here)
     found = found.localCheckpoint(eager=True)
     audits = records.sparkSession.createDataFrame(
-        [(snapshot_id, regime, found.count())], fencing_audits_ddl())
+        [(snapshot_id, regime, found.count())], TABLES[FENCING_AUDITS].ddl())
     return audits, found
 
 

@@ -32,6 +32,21 @@ def map_groups(df, keys: list[str], fn: Callable[[pa.Table], pa.Table], ddl: str
             .mapInArrow(body, ddl))
 
 
+def map_groups_here(spark, df, keys: list[str], fn: Callable[[pa.Table], pa.Table],
+                    schema: pa.Schema):
+    """:func:`map_groups` in the driver, for rows the driver holds (a small snapshot): ``fn`` on
+    each group's rows, collected, so no Python worker starts; ``schema`` is the output's when
+    there is no group at all."""
+    from jobs.stages.frames import local_frame
+
+    table = df.toArrow()
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(*(table.column(k).to_pylist() for k in keys))):
+        groups.setdefault(key, []).append(i)
+    parts = [fn(table.take(pa.array(rows))) for rows in groups.values()]
+    return local_frame(spark, pa.concat_tables(parts) if parts else schema.empty_table())
+
+
 def each_group(batches: Iterable[pa.RecordBatch], keys: list[str],
                fn: Callable[[pa.Table], pa.Table]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body: batches sorted by ``keys``; ``fn`` on each group's rows."""

@@ -22,7 +22,7 @@ from jobs.replay.context import ReplayContext
 from jobs.replay.offsets import note_commit
 from jobs.replay.tables import build_tables
 from jobs.replay.topics import RESOLVED_TABLES
-from jobs.stages.grouping import each_group, map_groups
+from jobs.stages.grouping import each_group, map_groups, map_groups_here
 
 GROUP_TABLES = ("groups", "members", "member_assignments", "target_assignments", "epochs",
                 "violations")
@@ -116,15 +116,8 @@ def replay_sorted_groups(batches):
 def replay_groups_here(spark, membership, touches):
     """:func:`replay_groups` in the driver, for a snapshot held there: the same per-group replay
     (:func:`replay_group_arrow`) over the same events, collected, so no Python worker starts."""
-    from jobs.stages.frames import local_frame
-
-    events = group_events(membership, touches).toArrow()
-    groups: dict[tuple, list[int]] = {}
-    keys = zip(events.column("partition").to_pylist(), events.column("group_id").to_pylist())
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    parts = [replay_group_arrow(events.take(pa.array(rows))) for rows in groups.values()]
-    return local_frame(spark, pa.concat_tables(parts) if parts else WIDE_SCHEMA.empty_table())
+    return map_groups_here(spark, group_events(membership, touches), GROUP_KEYS,
+                           replay_group_arrow, WIDE_SCHEMA)
 
 
 def table_rows(wide, table: str, snapshot_id: str):
