@@ -60,17 +60,32 @@ _VALUE_FIELDS = ("value_version", "offset", "leader_epoch", "commit_timestamp", 
 
 
 def decode_batch(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray, *,
-                 with_value_json: bool = True, decode_embedded: bool = True) -> pa.RecordBatch:
+                 with_value_json: bool = True, decode_embedded: bool = True,
+                 records: list | None = None, fast_out: list | None = None) -> pa.RecordBatch:
     """Decode raw ``__consumer_offsets`` keys/values (binary, same length) into
     :data:`OUTPUT_SCHEMA` rows in input order. ``decode_embedded`` renders type-2 member blobs as
-    objects in ``value_json`` (as kafka-dump-log does) instead of Base64."""
+    objects in ``value_json`` (as kafka-dump-log does) instead of Base64.
+
+    For a caller that needs more of each record than the columns hold, so that it never decodes
+    the bytes again: ``records`` (a list) is extended with one entry per input row, the
+    :class:`~decoders.codec.CoordinatorRecord` of a row the generic path decoded (whole, as
+    :func:`~decoders.codec.decode_record` gives it) and None for the other rows; ``fast_out`` (a
+    list) receives the fast path's :class:`~decoders.columnar.OffsetCommitColumns`."""
     keys, values = _single_chunk(keys), _single_chunk(values)
     n = len(keys)
     fast = decode_offset_commits(keys, values)
+    if fast_out is not None:
+        fast_out.append(fast)
     rest = np.flatnonzero(~fast.handled)
     taken = pa.array(rest)
+    kept = None if records is None else []
     lists = _decode_generic(_pylist(keys.take(taken)), _pylist(values.take(taken)),
-                            with_value_json, decode_embedded)
+                            with_value_json, decode_embedded, kept)
+    if records is not None:
+        start = len(records)
+        records.extend([None] * n)
+        for i, rec in zip(rest.tolist(), kept):
+            records[start + i] = rec
     gen = {name: pa.array(lists[name], OUTPUT_SCHEMA.field(name).type)
            for name in ("group_id", "topic", "metadata", "topic_id", "member_id", "value_json",
                         "error_reason", "error_message")}
@@ -169,26 +184,34 @@ def _topic_ids(fast: np.ndarray, fast_valid: np.ndarray, generic: pa.Array, rest
 
 
 def _decode_generic(keys: list, values: list, with_value_json: bool,
-                    decode_embedded: bool) -> dict[str, list]:
+                    decode_embedded: bool, kept: list | None = None) -> dict[str, list]:
     """Output columns (as Python lists, in :data:`_GENERIC` order) for the rows the fast path
     left, one decode each. Embedded blobs are decoded only where ``value_json`` shows them as
-    objects: nothing else in a row depends on them."""
+    objects (nothing else in a row depends on them), or everywhere when ``kept`` (a list) is to
+    receive each decoded record (None where it did not decode)."""
     expand = with_value_json and decode_embedded
     rows = []
     append = rows.append
     for key, value in zip(keys, values):
+        rec = None
         try:
             if key is None:
                 raise DecodeError("record has a null key", stage="key")
             rec = decode_record_shallow(key, value)
             if type(rec) is UnknownRecord:
                 raise UnknownRecordTypeError(rec.record_type, stage="key")
-            if expand and rec.record_type in RENDERED_AS_OBJECTS:
-                expand_embedded(rec.record_type, rec.value)
+            blobs = expand and rec.record_type in RENDERED_AS_OBJECTS
+            if blobs:
+                rec.embedded_errors = expand_embedded(rec.record_type, rec.value)
             append(_row(rec, with_value_json, decode_embedded))
+            if kept is not None and not blobs:   # after the JSON, which shows these blobs raw
+                rec.embedded_errors = expand_embedded(rec.record_type, rec.value)
         except DecodeError as err:
+            rec = None
             record_type = int.from_bytes(key[:2], "big", signed=True) if key and len(key) >= 2 else None
             append((record_type,) + _NO_FIELDS + (err.reason, err.describe()))
+        if kept is not None:
+            kept.append(rec)
     columns = list(zip(*rows)) if rows else [()] * len(_GENERIC)
     return dict(zip(_GENERIC, columns))
 

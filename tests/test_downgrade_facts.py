@@ -8,13 +8,15 @@ from __future__ import annotations
 import struct
 import uuid
 
+import numpy as np
 import pyarrow as pa
 
 from decoders.codec import encode_key, encode_value
 from decoders.log.segment import iter_partition_dir
 from decoders.log.types import RecordBatch
-from jobs.audits.downgrade_facts import (facts_from_arrow, facts_from_table, marker_facts,
-                                         record_facts)
+from jobs.audits.downgrade_facts import (KEPT_FIELDS, facts_from_arrow, facts_from_kept,
+                                         facts_from_table, marker_facts, record_facts)
+from jobs.stages.decode import FACTS, decode_rows
 from support.scenarios import Scenario
 
 COMMIT_KEY = encode_key(1, {"group": "g", "topic": "foo", "partition": 0})
@@ -78,6 +80,8 @@ def test_facts_by_column_are_the_facts_of_each_record(tmp_path):
             expected.append(marker_facts(4, offset, producer, ctype))
     got = list(facts_from_table(facts_from_arrow(batch)))
     assert got == expected
+    # and from what the decode stage kept of each record, with nothing decoded again
+    assert list(facts_from_table(facts_from_kept(kept_batch(batch)))) == expected
     # the batch did take both roads: commits by column, and each odd row alone
     assert sum(f.record_type == 1 and f.decode_error is None for f in got) > 8
     assert {f.decode_error for f in got} > {None}
@@ -92,6 +96,7 @@ def test_facts_of_an_empty_batch_and_of_markers_alone():
         "producer_id": pa.array([], pa.int64()), "is_control": pa.array([], pa.bool_()),
         "control_type": pa.array([], pa.string())})
     assert facts_from_arrow(empty).num_rows == 0
+    assert facts_from_kept(kept_batch(empty)).num_rows == 0
     markers = pa.RecordBatch.from_pydict({
         "partition": pa.array([1, 1], pa.int32()), "offset": pa.array([3, 4], pa.int64()),
         "key": pa.array([b"\x00\x00\x00\x00", b"\x00\x00\x00\x01"], pa.binary()),
@@ -99,3 +104,16 @@ def test_facts_of_an_empty_batch_and_of_markers_alone():
         "is_control": pa.array([True, True]), "control_type": pa.array(["ABORT", "COMMIT"])})
     assert list(facts_from_table(facts_from_arrow(markers))) == [
         marker_facts(1, 3, 9, "ABORT"), marker_facts(1, 4, 9, "COMMIT")]
+    assert list(facts_from_table(facts_from_kept(kept_batch(markers)))) == [
+        marker_facts(1, 3, 9, "ABORT"), marker_facts(1, 4, 9, "COMMIT")]
+
+
+def kept_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Raw rows with the facts the decode stage keeps of each data record (``record_facts``'s
+    columns, null on control rows), as the downgrade stage joins them."""
+    data = ~np.asarray(batch.column("is_control"), bool)
+    decoded = decode_rows(batch, data)
+    facts = decoded.column(FACTS)
+    return pa.RecordBatch.from_arrays(
+        batch.columns + [facts.field(name) for name in KEPT_FIELDS],
+        names=batch.schema.names + list(KEPT_FIELDS))

@@ -1,4 +1,5 @@
-"""The downgrade stage in Spark: raw_records -> downgrade_findings, on the real 4.3.1 sample."""
+"""The downgrade stage in Spark: raw_records and record_facts -> downgrade_findings, on the real
+4.3.1 sample; the same rows when each record is decoded again (a lake without record_facts)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import pytest
 from jobs.audits.downgrade import aggregate, audit_facts
 from support.partition_dirs import facts_from_partition_dir
 from jobs.lake import RAW_RECORDS, read_snapshot, replace_snapshot
-from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS
+from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS, RECORD_FACTS
 from jobs.stages.downgrade import downgrade_findings
-from jobs.stages.ingest import ingest
+from jobs.stages.pipeline import run_pipeline
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
 TARGETS = ["3.9", "3.9+new-coordinator", "4.0", "4.2"]
@@ -20,9 +21,10 @@ TARGETS = ["3.9", "3.9+new-coordinator", "4.0", "4.2"]
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory):
     lake = tmp_path_factory.mktemp("downgrade") / "lake"
-    ingest(spark, lake, [str(SAMPLE)], "s1")
+    run_pipeline(spark, lake, [str(SAMPLE)], "s1")
     raw = read_snapshot(spark, lake, RAW_RECORDS, "s1")
-    replace_snapshot(downgrade_findings(spark, None, raw, "s1", TARGETS), lake,
+    kept = read_snapshot(spark, lake, RECORD_FACTS, "s1")
+    replace_snapshot(downgrade_findings(spark, None, raw, "s1", TARGETS, kept_df=kept), lake,
                      DOWNGRADE_FINDINGS, "s1")
     return lake
 
@@ -42,10 +44,14 @@ def test_the_table_follows_its_contract(spark, lake):
     assert table.columns == [name for name, _, _ in DOWNGRADE_FINDINGS_COLUMNS]
 
 
-def test_spark_rows_are_the_pure_audit_of_the_segment_files(rows):
+def test_spark_rows_are_the_pure_audit_of_the_segment_files(spark, lake, rows):
     facts = [f for p in range(3) for f in facts_from_partition_dir(SAMPLE / f"__consumer_offsets-{p}")]
     expected = aggregate(audit_facts(facts, TARGETS), "s1")
     assert sorted(map(_key, rows)) == sorted(map(_key, expected))
+    # and when each record is decoded again, as for a lake without record_facts
+    raw = read_snapshot(spark, lake, RAW_RECORDS, "s1")
+    decoded = [r.asDict() for r in downgrade_findings(spark, None, raw, "s1", TARGETS).collect()]
+    assert sorted(map(_key, decoded)) == sorted(map(_key, rows))
 
 
 def test_4_0_fails_closed_on_the_share_group_partition_at_its_first_type_11_record(rows):
@@ -79,12 +85,15 @@ def test_markers_reach_their_groups_and_orphans_in_spark_as_in_the_pure_audit(sp
                      is_transactional=True),
         encode_control_batch(1, 0, offset=5, producer_id=7, producer_epoch=0, timestamp=1)])
     lake = tmp_path / "lake"
-    ingest(spark, lake, [str(tmp_path / "snap")], "m")
+    run_pipeline(spark, lake, [str(tmp_path / "snap")], "m")
     raw = read_snapshot(spark, lake, RAW_RECORDS, "m")
+    kept = read_snapshot(spark, lake, RECORD_FACTS, "m")
     targets = ["3.6+new", "3.7+new"]
-    spark_rows = [r.asDict() for r in downgrade_findings(spark, None, raw, "m", targets).collect()]
     pure = aggregate(audit_facts(facts_from_partition_dir(part), targets), "m")
-    assert sorted(map(_key, spark_rows), key=repr) == sorted(map(_key, pure), key=repr)
+    for kept_df in (kept, None):
+        spark_rows = [r.asDict() for r in
+                      downgrade_findings(spark, None, raw, "m", targets, kept_df=kept_df).collect()]
+        assert sorted(map(_key, spark_rows), key=repr) == sorted(map(_key, pure), key=repr)
     # each group's load stops at its first marker; the partition's, at the orphan one (offset 3)
     assert sorted((r["target_version"], r["group_id"] or "", r["rule_id"], r["first_offset"])
                   for r in pure if r["class"] == "BREAK") == [

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.stages.decode import decode_rows
+from jobs.stages.decode import DECODED_RECORD, decode_rows
 from jobs.stages.ingest import plan_tasks
 from jobs.stages.grouping import OUTPUT_ROWS
 from jobs.stages.replay import WIDE_SCHEMA, replay_group_arrow, replay_sorted_groups
@@ -32,8 +32,8 @@ def events() -> pa.Table:
     table = pa.table({
         "partition": chosen["partition"], "group_id": chosen["group_id"], "offset": chosen["offset"],
         "timestamp": chosen["timestamp"], "producer_id": chosen["producer_id"],
-        "is_transactional": chosen["is_transactional"], "key": chosen["key"],
-        "value": chosen["value"], "topic": pa.nulls(chosen.num_rows, pa.string()),
+        "is_transactional": chosen["is_transactional"], DECODED_RECORD: chosen[DECODED_RECORD],
+        "topic": pa.nulls(chosen.num_rows, pa.string()),
         "topic_id_bytes": pa.nulls(chosen.num_rows, pa.binary())})
     return table.sort_by([("partition", "ascending"), ("group_id", "ascending")])
 

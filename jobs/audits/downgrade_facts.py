@@ -6,23 +6,25 @@ not know them: that is exactly what an older coordinator meets), whether it is a
 group and member, the compaction key, the value layout our decoder matched, the tagged fields it
 carries with a non-default value, and a few replay facts (classic protocol type and member count,
 partitions owned by a type-8 member). The same function serves the pure tests (framed batches via
-:func:`log_batch_facts`; ``tests/support/partition_dirs.py`` reads the files) and the Spark stage
-(:func:`facts_from_arrow`).
+:func:`log_batch_facts`; ``tests/support/partition_dirs.py`` reads the files) and the Spark stage,
+which reads the facts the run's decode stage kept (:func:`kept_facts` there,
+:func:`facts_from_kept` here) or, for a lake without them, decodes (:func:`facts_from_arrow`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+import uuid
 from functools import cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from decoders.batch_decode import decode_batch
 from decoders.codec import UnknownRecord, decode_record_shallow, key_group_id
-from decoders.columnar import decode_offset_commits
-from decoders.errors import DecodeError
+from decoders.errors import DecodeError, TruncatedError
 from decoders.log.layout import CONTROL_TYPE_NAMES
 from decoders.log.types import RecordBatch
 from decoders.pylists import table_lists
@@ -72,24 +74,39 @@ def record_facts(partition: int, offset: int, key: bytes | None, value: bytes | 
     """Facts of one data record (never raises: what we cannot read is recorded as such)."""
     key = bytes(key or b"")
     value = None if value is None else bytes(value)
-    record_type = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
-    version = int.from_bytes(value[:2], "big", signed=True) if value is not None and len(value) >= 2 else None
-    facts = {}
     try:
-        rec = decode_record_shallow(key, value)
+        facts = decoded_facts(decode_record_shallow(key, value))
     except DecodeError as err:
-        facts = {"decode_error": err.reason, **_key_only(key)}
-    else:
-        if isinstance(rec, UnknownRecord):
-            facts = {"decode_error": "unknown_type"}
-        else:
-            facts = {"group_id": key_group_id(rec.key), "member_id": rec.key.get("memberId")}
-            if rec.value is not None:
-                facts.update(layout=rec.layout, **_replay_facts(rec.record_type, rec.value),
-                             tagged_fields=tagged_fields(rec.record_type, rec.value_version,
-                                                         rec.layout, rec.value, rec.unknown_tags))
-    return RecordFacts(partition, offset, record_type, version, value is None, key=key, value=value,
-                       producer_id=-1 if producer_id is None else producer_id, **facts)
+        facts = failed_facts(key, err.reason)
+    return RecordFacts(partition, offset, *_type_and_version(key, value), value is None, key=key,
+                       value=value, producer_id=-1 if producer_id is None else producer_id,
+                       **facts)
+
+
+def _type_and_version(key: bytes, value: bytes | None) -> tuple[int | None, int | None]:
+    """Record type and value version as their first two bytes give them (not a decode)."""
+    record_type = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
+    version = (int.from_bytes(value[:2], "big", signed=True)
+               if value is not None and len(value) >= 2 else None)
+    return record_type, version
+
+
+def decoded_facts(rec) -> dict:
+    """The :class:`RecordFacts` fields a decoded record gives (a
+    :class:`~decoders.codec.CoordinatorRecord` or :class:`~decoders.codec.UnknownRecord`)."""
+    if isinstance(rec, UnknownRecord):
+        return {"decode_error": "unknown_type"}
+    facts = {"group_id": key_group_id(rec.key), "member_id": rec.key.get("memberId")}
+    if rec.value is not None:
+        facts.update(layout=rec.layout, **_replay_facts(rec.record_type, rec.value),
+                     tagged_fields=tagged_fields(rec.record_type, rec.value_version,
+                                                 rec.layout, rec.value, rec.unknown_tags))
+    return facts
+
+
+def failed_facts(key: bytes, reason: str) -> dict:
+    """The :class:`RecordFacts` fields of a record our decoder refused for ``reason``."""
+    return {"decode_error": reason, **_key_only(key)}
 
 
 def marker_facts(partition: int, offset: int, producer_id: int, control: str,
@@ -183,82 +200,142 @@ def log_batch_facts(batch: RecordBatch, partition: int) -> list[RecordFacts]:
 def facts_from_arrow(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Arrow body: raw rows (``partition``, ``offset``, ``key``, ``value``, ``producer_id``,
     ``is_control``, ``control_type``) -> :data:`FACTS_SCHEMA` rows (``is_live`` left true;
-    liveness needs every record of the key, see the stage).
+    liveness needs every record of the key, see the stage), each data record decoded here: what
+    :func:`facts_from_kept` gives from the facts the decode stage keeps, for a lake without them.
+    The same facts as :func:`record_facts` and :func:`marker_facts`, record by record."""
+    data = ~np.asarray(batch.column("is_control").fill_null(False), bool)
+    picked = pa.array(np.flatnonzero(data))
+    keys = batch.column("key").take(picked)
+    records, fast = [], []
+    decoded = decode_batch(keys, batch.column("value").take(picked), with_value_json=False,
+                           records=records, fast_out=fast)
+    kept = kept_facts(keys, records, fast[0], decoded.column("error_reason"))
+    place = np.zeros(batch.num_rows, np.int64)
+    place[data] = np.arange(int(data.sum()))
+    at = pa.array(place, mask=~data)
+    return facts_from_kept(pa.RecordBatch.from_arrays(
+        batch.columns + [kept.column(name).combine_chunks().take(at) for name in KEPT_FIELDS],
+        names=batch.schema.names + list(KEPT_FIELDS)))
 
-    Offset commits the columnar decoder reads exactly (:func:`decoders.columnar.decode_offset_commits`,
-    95% of a snapshot) get their facts by column: what :func:`record_facts` says of one commit
-    it says of every commit of the same shape (type, version, tombstone, topic id set), so it is
-    asked once per shape. Every other row goes through :func:`record_facts` itself."""
-    n = batch.num_rows
-    keys, values = batch.column("key"), batch.column("value")
-    control = np.asarray(batch.column("is_control").fill_null(False), bool)
-    marker = control & np.asarray(pc.is_in(batch.column("control_type"),
-                                           pa.array(list(CONTROL_TYPE_NAMES.values()))).fill_null(False), bool)
-    fast = decode_offset_commits(keys, values)
-    quick = ~control & fast.handled
-    slow = np.flatnonzero(~quick & (~control | marker))
-    cols = batch.take(pa.array(slow)).to_pydict()
-    others = []
-    for j, i in enumerate(slow.tolist()):
-        if marker[i]:
-            others.append(marker_facts(cols["partition"][j], cols["offset"][j],
-                                       cols["producer_id"][j], cols["control_type"][j]))
+
+# The facts the decode stage keeps of each data record (``record_facts``), in the order and
+# types of :data:`FACTS_SCHEMA`: what a record's bytes say only once decoded. The rest of a fact
+# (type and version from the first two bytes, tombstone, key, value, producer, markers) is read
+# from ``raw_records`` without decoding (:func:`facts_from_kept`).
+KEPT_FIELDS = ("group_id", "member_id", "layout", "decode_error", "tagged_fields",
+               "protocol_type", "classic_members", "owned_partitions", "pending_overlap")
+KEPT_SCHEMA = pa.schema([FACTS_SCHEMA.field(name) for name in KEPT_FIELDS])
+_FACT_DEFAULTS = {name: RecordFacts.__dataclass_fields__[name].default for name in KEPT_FIELDS}
+
+
+def kept_facts(keys: pa.Array, records: list, fast, errors: pa.Array) -> pa.Table:
+    """:data:`KEPT_SCHEMA` rows of a batch :func:`decoders.batch_decode.decode_batch` just read,
+    from what it read (``records``: its generic path's records, ``fast``: its fast path's
+    columns, ``errors``: its ``error_reason``), so no record is decoded again: what
+    :func:`record_facts` says of the same bytes."""
+    n = len(keys)
+    rows: list[dict] = [{}] * n
+    reasons = errors.to_pylist()
+    for i in np.flatnonzero(~fast.handled).tolist():
+        if records[i] is not None:
+            rows[i] = decoded_facts(records[i])
         else:
-            others.append(record_facts(cols["partition"][j], cols["offset"][j], cols["key"][j],
-                                       cols["value"][j], cols["producer_id"][j]))
-    rows = np.flatnonzero(quick)
-    parts = [_commit_facts(batch, fast, rows)] if len(rows) else []
-    if others:
-        parts.append(pa.Table.from_batches([facts_to_arrow(others)]))
-    if not parts:
-        return facts_to_arrow([])
-    # back in log order: the quick rows first in the concatenation, then the others
-    place = np.empty(n, np.int64)
-    place[rows] = np.arange(len(rows))
-    place[slow] = len(rows) + np.arange(len(slow))
-    table = pa.concat_tables(parts).take(pa.array(place[np.flatnonzero(quick | ~control | marker)]))
-    return table.combine_chunks().to_batches()[0]
+            key = keys[i].as_py()
+            # A null key is read as an empty one, which is too short for its type (record_facts).
+            rows[i] = (failed_facts(key, reasons[i]) if key is not None
+                       else failed_facts(b"", TruncatedError.reason))
+    table = pa.Table.from_pylist([{**_FACT_DEFAULTS, **r} for r in rows], schema=KEPT_SCHEMA)
+    at = np.flatnonzero(fast.handled)
+    return _with_commit_facts(table, fast, at) if len(at) else table
 
 
-def _commit_facts(batch: pa.RecordBatch, fast, rows: np.ndarray) -> pa.Table:
-    """:data:`FACTS_SCHEMA` columns of the offset commits at ``rows``, all read by ``fast``."""
-    taken = pa.array(rows)
-    tomb = fast.is_tombstone[rows]
-    version = fast.value_version[rows]
-    with_id = fast.topic_id[rows].any(axis=1)
-    shape = (fast.record_type[rows].astype(np.int64) * 4096 + version.astype(np.int64) * 4
-             + tomb * 2 + with_id)
-    _, first, which = np.unique(shape, return_index=True, return_inverse=True)
-    # One commit of each shape asked the slow way: for an exactly read commit the shape decides
-    # the rest (no member, no replay facts, no decode error; tags: topicId when set).
-    like = [record_facts(0, 0, batch.column("key")[i].as_py(), batch.column("value")[i].as_py())
-            for i in rows[first].tolist()]
-    m = len(rows)
-    producer = batch.column("producer_id").take(taken).fill_null(-1)
-    data = {
-        "partition": batch.column("partition").take(taken),
-        "offset": batch.column("offset").take(taken),
-        "record_type": pa.array(fast.record_type[rows], pa.int16()),
-        "value_version": pa.array(version, pa.int16(), mask=tomb),
-        "is_tombstone": pa.array(tomb),
-        "key": batch.column("key").take(taken),
-        "group_id": fast.group.take(taken),
-        "member_id": pa.nulls(m, pa.string()),
-        "layout": pa.array([f.layout for f in like], pa.string()).take(pa.array(which)),
-        "decode_error": pa.nulls(m, pa.string()),
-        "tagged_fields": pa.array([list(f.tagged_fields) for f in like],
-                                  pa.list_(pa.string())).take(pa.array(which)),
-        "protocol_type": pa.nulls(m, pa.string()),
-        "classic_members": pa.nulls(m, pa.int32()),
-        "owned_partitions": pa.array([[]] * len(like), pa.list_(pa.string())).take(pa.array(which)),
-        "pending_overlap": pa.array(np.zeros(m, bool)),
-        "is_live": pa.array(np.ones(m, bool)),
-        "value": batch.column("value").take(taken),
-        "producer_id": producer,
-        "control": pa.nulls(m, pa.string()),
+def facts_from_kept(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Arrow body: raw rows (as :func:`facts_from_arrow` takes them) with the
+    :data:`KEPT_FIELDS` the decode stage kept of each data record (null on control rows) ->
+    :data:`FACTS_SCHEMA` rows, what :func:`facts_from_arrow` gives without decoding anything: the
+    type and version are the first two bytes of the key and value."""
+    control = np.asarray(batch.column("is_control").fill_null(False), bool)
+    names = pa.array(list(CONTROL_TYPE_NAMES.values()))
+    marker = control & np.asarray(pc.is_in(batch.column("control_type"), names).fill_null(False),
+                                  bool)
+    keep = pa.array(~control | marker)
+    batch = batch.filter(keep)
+    marker = pa.array(np.asarray(marker)[np.asarray(keep)])
+    n = batch.num_rows
+    key = batch.column("key")
+    value = batch.column("value")
+    data = pc.invert(marker)
+    columns = {
+        "partition": batch.column("partition"), "offset": batch.column("offset"),
+        "record_type": _leading_int16(key, data), "value_version": _leading_int16(value, data),
+        "is_tombstone": pc.and_(data, value.is_null()),
+        "key": pc.if_else(data, key.fill_null(b""), pa.scalar(b"", pa.binary())),
+        "value": pc.if_else(data, value, pa.scalar(None, pa.binary())),
+        "producer_id": batch.column("producer_id").fill_null(-1),
+        "control": pc.if_else(marker, batch.column("control_type"), pa.scalar(None, pa.string())),
+        "is_live": data,
+        "tagged_fields": batch.column("tagged_fields").fill_null(pa.scalar([], pa.list_(pa.string()))),
+        "owned_partitions": batch.column("owned_partitions").fill_null(
+            pa.scalar([], pa.list_(pa.string()))),
+        "pending_overlap": batch.column("pending_overlap").fill_null(False),
     }
-    return pa.table([data[name].cast(FACTS_SCHEMA.field(name).type) for name in FACTS_SCHEMA.names],
-                    schema=FACTS_SCHEMA)
+    arrays = [(columns[name] if name in columns else batch.column(name))
+              for name in FACTS_SCHEMA.names]
+    return pa.RecordBatch.from_arrays([a.cast(FACTS_SCHEMA.field(name).type)
+                                       for a, name in zip(arrays, FACTS_SCHEMA.names)],
+                                      schema=FACTS_SCHEMA) if n else facts_to_arrow([])
+
+
+def _leading_int16(column: pa.Array, where: pa.Array) -> pa.Array:
+    """The big-endian int16 of each value's first two bytes, null where shorter, null or not
+    ``where``."""
+    column = column.cast(pa.binary())
+    n = len(column)
+    offsets = np.frombuffer(column.buffers()[1], np.int32)[column.offset:column.offset + n + 1]
+    data = np.frombuffer(column.buffers()[2] or b"\0", np.uint8)
+    valid = (np.asarray(column.is_valid()) & (np.diff(offsets) >= 2) & np.asarray(where))
+    start = np.where(valid, offsets[:-1], 0)
+    if len(data) < 2:
+        data = np.zeros(2, np.uint8)
+    high = data[np.minimum(start, len(data) - 2)].astype(np.int32)
+    low = data[np.minimum(start + 1, len(data) - 1)].astype(np.int32)
+    return pa.array(((high << 8) | low).astype(np.int16), mask=~valid)
+
+
+def _with_commit_facts(table: pa.Table, fast, at: np.ndarray) -> pa.Table:
+    """``table`` with the facts of the offset commits the fast path read exactly (rows ``at``):
+    for such a commit its shape (type, version, tombstone, topic id set) decides every fact, so
+    the facts are made once per shape, from the columns, without a decode."""
+    tomb = fast.is_tombstone[at]
+    types = fast.record_type[at]
+    versions = fast.value_version[at]
+    with_id = fast.has_topic_id[at] & fast.topic_id[at].any(axis=1)
+    shape = types.astype(np.int64) * 4096 + versions.astype(np.int64) * 4 + tomb * 2 + with_id
+    _, first, which = np.unique(shape, return_index=True, return_inverse=True)
+    layouts, tags = [], []
+    for j in first.tolist():
+        t, layout = int(types[j]), RECORD_TYPES[int(types[j])].default_layout
+        if tomb[j]:
+            layouts.append(None)
+            tags.append([])
+            continue
+        value = {"topicId": _SOME_TOPIC_ID if with_id[j] else _NO_TOPIC_ID}
+        layouts.append(layout)
+        tags.append(list(tagged_fields(t, int(versions[j]), layout, value)))
+    handled = pa.array(fast.handled)
+    place = np.zeros(table.num_rows, np.int64)
+    place[at] = which
+    spread = pa.array(place, mask=~fast.handled)
+    commit = {"group_id": fast.group.cast(pa.string()),
+              "layout": pa.array(layouts, pa.string()).take(spread),
+              "tagged_fields": pa.array(tags, pa.list_(pa.string())).take(spread)}
+    columns = [pc.if_else(handled, commit[name], table.column(name).combine_chunks())
+               if name in commit else table.column(name) for name in KEPT_FIELDS]
+    return pa.Table.from_arrays(columns, schema=KEPT_SCHEMA)
+
+
+_NO_TOPIC_ID = uuid.UUID(int=0)     # the default of OffsetCommitValue.topicId: not written
+_SOME_TOPIC_ID = uuid.UUID(int=1)   # any other id: the tag is written
 
 
 def facts_to_arrow(rows: list[RecordFacts]) -> pa.RecordBatch:

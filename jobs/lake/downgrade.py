@@ -33,3 +33,25 @@ DOWNGRADE_FINDINGS_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
 
 DOWNGRADE_FINDINGS_SCHEMA = pa.schema([pa.field(name, dtype)
                                        for name, dtype, _ in DOWNGRADE_FINDINGS_COLUMNS])
+
+# record_facts: what the downgrade audit needs of each data record beyond its bytes, kept by the
+# decode stage of ``offsetlake run`` (jobs.audits.downgrade_facts.KEPT_FIELDS, same types), so
+# ``offsetlake audit --target-version`` reads them instead of decoding every record again.
+RECORD_FACTS = "record_facts"
+RECORD_FACTS_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
+    ("snapshot_id", pa.string(), "id of the snapshot"),
+    ("partition", pa.int32(), "partition of __consumer_offsets"),
+    ("offset", pa.int64(), "log offset of the record (a data record: raw_records, not a marker)"),
+    ("group_id", pa.string(), "group of the key; null when the key does not decode"),
+    ("member_id", pa.string(), "member of the key, for member records"),
+    ("layout", pa.string(), "value layout our decoder matched (current, or an older layout of a "
+                            "reused type id); null for a tombstone or a value that did not decode"),
+    ("decode_error", pa.string(), "our decoder's reason when the record did not decode"),
+    ("tagged_fields", pa.list_(pa.string()), "tagged fields present with a non-default value, as "
+                                             "paths; ?path#tag for tags no schema knows"),
+    ("protocol_type", pa.string(), "type 2: protocolType ('' for a simple group)"),
+    ("classic_members", pa.int32(), "type 2: number of members"),
+    ("owned_partitions", pa.list_(pa.string()), "type 8: topicId:partition, assigned and pending "
+                                                "revocation"),
+    ("pending_overlap", pa.bool_(), "type 8: a partition both assigned and pending revocation"),
+)

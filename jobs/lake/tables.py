@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from decoders.batch_decode import OUTPUT_SCHEMA
 from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
-from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS
+from jobs.lake.downgrade import (DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS, RECORD_FACTS,
+                                 RECORD_FACTS_COLUMNS)
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_AUDITS_COLUMNS, FENCING_FINDINGS,
                                 FENCING_FINDINGS_COLUMNS, FINDINGS, FINDINGS_COLUMNS)
 from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
@@ -143,6 +144,9 @@ TABLES: dict[str, Table] = {
                         "offsetlake run (ingest, decode)", _arrow_columns(QUARANTINE_COLUMNS)),
     RECORDS: Table(RECORDS, "one row per data record that decoded", "offsetlake run (decode)",
                    _records_columns()),
+    RECORD_FACTS: Table(RECORD_FACTS, "what the downgrade audit reads of each data record "
+                        "beyond its bytes", "offsetlake run (decode)",
+                        _arrow_columns(RECORD_FACTS_COLUMNS)),
     **{name: _history(name) for name in TABLE_COLUMNS},
     FENCING_AUDITS: Table(FENCING_AUDITS, "one row per snapshot the run audited for fencing: "
                           "its regime", "offsetlake run (replay)",

@@ -26,6 +26,7 @@ import pyarrow as pa
 from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_FINDINGS, FINDINGS, FINDINGS_COLUMNS,
                                 findings_ddl)
+from jobs.lake.downgrade import RECORD_FACTS
 from jobs.lake.tables import TABLES
 from jobs.stages.group_events import arrow_events, group_event_rows
 from jobs.stages.grouping import map_groups, map_groups_here
@@ -107,9 +108,11 @@ def lake_topic_names(tables: dict) -> dict[str, str]:
 
 
 def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | None = None,
-                   topic_names: dict[str, str] | None = None, here: bool = False):
+                   topic_names: dict[str, str] | None = None, here: bool = False,
+                   membership=None):
     """The ``findings`` rows of one snapshot (``snapshot_id`` first, then ``findings_ddl``);
-    ``commits`` is the snapshot's ``offset_commits`` (:mod:`jobs.stages.group_events`).
+    ``commits`` is the snapshot's ``offset_commits``, ``membership`` the run's staged decoded
+    membership records or None (:func:`jobs.stages.group_events.group_event_rows`).
     ``here``: each group audited in the driver, for a snapshot the driver holds (a small one),
     so no Python worker starts; the same function on the same rows either way."""
     from pyspark.sql import functions as F
@@ -117,7 +120,7 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
     regime = regime or snapshot_regime(records)
     snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
-    events = group_event_rows(records, raw, commits)
+    events = group_event_rows(records, raw, commits, membership)
     if here:
         found = map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)
     else:
@@ -126,9 +129,10 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
 
 
-def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False):
+def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False, membership=None):
     """The run's fencing audit (``fencing_audits``, ``fencing_findings``) over the tables it has
-    just written (``frames``: table name -> the DataFrame it was written from), under the regime
+    just written (``frames``: table name -> the DataFrame it was written from) and its decoded
+    membership records (``membership``, as :func:`audit_snapshot` takes them), under the regime
     read from the snapshot: exactly what :func:`audit_lake` finds from those tables, found once,
     by the run. The findings are held (a local checkpoint) and counted; both frames are returned
     with ``snapshot_id`` first."""
@@ -137,7 +141,7 @@ def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False):
     regime = snapshot_regime(records)
     names = lake_topic_names({t: frames.get(t) for t, _ in NAME_TABLES})
     found = audit_snapshot(records, frames[RAW_RECORDS], frames["offset_commits"], snapshot_id,
-                           regime=regime, topic_names=names, here=here)
+                           regime=regime, topic_names=names, here=here, membership=membership)
     found = found.localCheckpoint(eager=True)
     audits = records.sparkSession.createDataFrame(
         [(snapshot_id, regime, found.count())], TABLES[FENCING_AUDITS].ddl())
@@ -160,6 +164,12 @@ def _staged_fencing(table, snapshot_id: str, regime: str):
     if findings.count() != row["findings"]:
         return None
     return row["regime"], findings
+
+
+def _kept_facts(kept):
+    """The snapshot's ``record_facts`` rows (``kept``: read for the snapshot), or None when the
+    run that wrote the lake kept none (an older offsetlake): the downgrade stage then decodes."""
+    return None if kept is None or not kept.take(1) else kept
 
 
 class AuditInputError(LookupError):
@@ -246,8 +256,8 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
                              r["rule_id"]))
     result = AuditResult(snapshot_id, regime, list(targets), rows)
     if targets:
-        df = downgrade_findings(spark, records, raw, snapshot_id,
-                                list(targets)).localCheckpoint(eager=True)
+        df = downgrade_findings(spark, records, raw, snapshot_id, list(targets),
+                                kept_df=_kept_facts(table(RECORD_FACTS))).localCheckpoint(eager=True)
         replace_snapshot(df, lake, DOWNGRADE_FINDINGS, snapshot_id)
         result.downgrade_findings = sorted(
             (r.asDict() for r in df.collect()),

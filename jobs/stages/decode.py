@@ -12,11 +12,14 @@ key and value, and the reason. Data rows in = records + quarantined, always.
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from decoders.batch_decode import OUTPUT_SCHEMA, decode_batch
+from jobs.audits.downgrade_facts import KEPT_SCHEMA, kept_facts
 from jobs.lake.tables import RECORDS_ENVELOPE, RECORDS_NOT_KEPT, RECORDS_RENAMED
 
 DECODE_STAGE = "stage = 'decode'"
@@ -26,8 +29,28 @@ DECODE_STAGE = "stage = 'decode'"
 MAX_VALUE_JSON_CHARS = 20_000_000
 
 
+# Staged beside the decoded columns, for the stages after the decode, so that none decodes the
+# bytes again: each membership record (types 2-24) as the decoder returned it (the group replay
+# and the run's fencing audit read it), and each data record's downgrade facts (written to
+# ``record_facts``, which the downgrade audit reads).
+DECODED_RECORD = "decoded_record"
+FACTS = "facts"
+OFFSET_COMMIT_TYPES = (0, 1)
+
+
+def pack_record(rec) -> bytes:
+    """A decoded record as staged bytes (a pickle: staged rows live for one run, in its lake)."""
+    return pickle.dumps(rec, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_record(data: bytes):
+    """The :class:`~decoders.codec.CoordinatorRecord` :func:`pack_record` staged."""
+    return pickle.loads(data)
+
+
 def decoded_fields() -> list[pa.Field]:
-    return [pa.field(RECORDS_RENAMED.get(f.name, f.name), f.type) for f in OUTPUT_SCHEMA]
+    return ([pa.field(RECORDS_RENAMED.get(f.name, f.name), f.type) for f in OUTPUT_SCHEMA]
+            + [pa.field(DECODED_RECORD, pa.binary()), pa.field(FACTS, pa.struct(list(KEPT_SCHEMA)))])
 
 
 def with_decoded_schema(rows_schema: pa.Schema) -> pa.Schema:
@@ -42,15 +65,22 @@ def decode_rows(batch: pa.RecordBatch, data: np.ndarray | None = None) -> pa.Rec
         data = np.asarray(pc.and_(pc.equal(batch.column("row_kind"), "record"),
                                   pc.invert(batch.column("is_control"))).fill_null(False))
     picked = np.flatnonzero(data)
-    decoded = decode_batch(batch.column("key").take(pa.array(picked)),
-                           batch.column("value").take(pa.array(picked)))
+    keys = batch.column("key").take(pa.array(picked))
+    records, fast = [], []
+    decoded = decode_batch(keys, batch.column("value").take(pa.array(picked)), records=records,
+                           fast_out=fast)
+    facts = kept_facts(keys, records, fast[0], decoded.column("error_reason"))
+    packed = pa.array([None if r is None or r.record_type in OFFSET_COMMIT_TYPES
+                       else pack_record(r) for r in records], pa.binary())
+    decoded_columns = decoded.columns + [packed, pa.StructArray.from_arrays(
+        [c.combine_chunks() for c in facts.columns], fields=list(KEPT_SCHEMA))]
     if len(picked) == batch.num_rows:
-        columns = decoded.columns
+        columns = decoded_columns
     else:  # each decoded row back at its place, null on the other rows
         place = np.full(batch.num_rows, -1, np.int64)
         place[picked] = np.arange(len(picked))
         index = pa.array(place, mask=place < 0)
-        columns = [column.take(index) for column in decoded.columns]
+        columns = [column.take(index) for column in decoded_columns]
     json_at = OUTPUT_SCHEMA.get_field_index("value_json")
     columns[json_at] = _without_oversized_json(columns[json_at])
     return pa.RecordBatch.from_arrays(batch.columns + columns,
@@ -88,6 +118,14 @@ def records_columns():
     # unaffected (docs/reliability.md).
     return ([F.col(c) for c in RECORDS_ENVELOPE] + [F.col(c) for c in decoded]
             + [F.try_parse_json("value_json").alias("value")])
+
+
+def record_facts_columns():
+    """The ``record_facts`` table's columns, from the staged rows of data records."""
+    from pyspark.sql import functions as F
+
+    return [F.col(c) for c in ("snapshot_id", "partition", "offset")] + [
+        F.col(f"{FACTS}.{name}").alias(name) for name in KEPT_SCHEMA.names]
 
 
 def quarantine_columns(decoded):

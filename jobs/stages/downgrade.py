@@ -1,12 +1,14 @@
 """Downgrade stage in Spark: ``raw_records`` -> ``downgrade_findings`` rows for some targets.
 
-Two Arrow bodies, both pure code from :mod:`jobs.audits`: ``mapInArrow`` turns raw rows into
-record facts (:func:`jobs.audits.downgrade_facts.facts_from_arrow`); then, per
-``(partition, group_id)`` (:func:`jobs.stages.grouping.map_groups`), liveness is marked (every
-record of a key shares its group) and the group audited for each target. The facts come from
-``raw_records`` rather than ``records``: records that matter most here (unknown types, unknown
-versions) are exactly the ones ``records`` lacks (they are in ``quarantine``), and layout and
-tagged fields need the value bytes.
+Two Arrow bodies, both pure code from :mod:`jobs.audits`: ``mapInArrow`` turns raw rows and what
+the run's decode stage kept of each (``record_facts``) into record facts
+(:func:`jobs.audits.downgrade_facts.facts_from_kept`, nothing decoded again; a lake without
+``record_facts`` has each record decoded here, :func:`~jobs.audits.downgrade_facts.facts_from_arrow`);
+then, per ``(partition, group_id)`` (:func:`jobs.stages.grouping.map_groups`), liveness is
+marked (every record of a key shares its group) and the group audited for each target. The facts
+come from ``raw_records`` rather than ``records``: records that matter most here (unknown types,
+unknown versions) are exactly the ones ``records`` lacks (they are in ``quarantine``), and each
+target reads the value bytes with its own reader.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from jobs.audits.downgrade import aggregate, audit_facts
-from jobs.audits.downgrade_facts import FACTS_SCHEMA, facts_from_arrow, facts_from_table, mark_live
+from jobs.audits.downgrade_facts import (FACTS_SCHEMA, KEPT_FIELDS, facts_from_arrow,
+                                         facts_from_kept, facts_from_table, mark_live)
 from jobs.audits.downgrade_targets import parse_target
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS_SCHEMA
 from jobs.stages.grouping import map_groups
@@ -23,9 +26,15 @@ RAW_COLUMNS = ("partition", "offset", "key", "value", "producer_id", "is_control
 
 
 def facts_body(batches):
-    """mapInArrow body: raw data rows -> record facts."""
+    """mapInArrow body: raw data rows -> record facts (each record decoded)."""
     for batch in batches:
         yield facts_from_arrow(batch)
+
+
+def kept_facts_body(batches):
+    """mapInArrow body: raw rows with their ``record_facts`` -> record facts (nothing decoded)."""
+    for batch in batches:
+        yield facts_from_kept(batch)
 
 
 def audit_body(snapshot_id: str, targets: list[str]):
@@ -37,10 +46,13 @@ def audit_body(snapshot_id: str, targets: list[str]):
     return body
 
 
-def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versions: list[str]):
+def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versions: list[str],
+                       kept_df=None):
     """``downgrade_findings`` rows of one snapshot for ``target_versions`` (validated here, on
     the driver). ``records_df`` is accepted for the audit command's uniform call but not read
-    (see the module docstring); ``raw_df`` is the snapshot's ``raw_records``.
+    (see the module docstring); ``raw_df`` is the snapshot's ``raw_records``; ``kept_df`` its
+    ``record_facts`` (what the run's decode stage kept of each record), or None for a lake
+    written before the table existed: then each record is decoded here.
 
     >>> rows = downgrade_findings(spark, records, raw, "s1", ["3.9", "4.0"])  # doctest: +SKIP
     """
@@ -49,9 +61,15 @@ def downgrade_findings(spark, records_df, raw_df, snapshot_id: str, target_versi
 
     targets = [parse_target(t).name for t in target_versions]
     data = raw_df.where(F.col("snapshot_id") == snapshot_id).select(*RAW_COLUMNS)
-    # Materialized once: the marker join below reads the facts twice, and each read would
-    # otherwise decode every record again.
-    facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA)).localCheckpoint(eager=True)
+    if kept_df is None:
+        facts = data.mapInArrow(facts_body, from_arrow_schema(FACTS_SCHEMA))
+    else:
+        kept = kept_df.where(F.col("snapshot_id") == snapshot_id).select(
+            "partition", "offset", *KEPT_FIELDS)
+        facts = data.join(kept, ["partition", "offset"], "left").mapInArrow(
+            kept_facts_body, from_arrow_schema(FACTS_SCHEMA))
+    # Materialized once: the marker join below reads the facts twice.
+    facts = facts.localCheckpoint(eager=True)
     return map_groups(facts.transform(_markers_to_groups), ["partition", "group_id"],
                       audit_body(snapshot_id, targets), from_arrow_schema(DOWNGRADE_FINDINGS_SCHEMA))
 

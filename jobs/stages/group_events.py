@@ -5,8 +5,10 @@ group's full history, built from what the run already produced rather than from 
 
 * offset commits (95% of a snapshot) from ``offset_commits``: the replay stage's resolved rows
   carry every field a commit record has, so they become replay events without a decode;
-* membership records (types 2-24) from ``records`` with their bytes from ``raw_records``: the few
-  records whose nested values the group state machine reads;
+* membership records (types 2-24): in ``offsetlake run``, as its decode stage decoded them
+  (:data:`jobs.stages.decode.DECODED_RECORD`, never decoded again); from a lake, ``records``
+  with their bytes from ``raw_records`` (a lake keeps no decoded records), decoded here: the
+  few records whose nested values the group state machine reads;
 * the COMMIT/ABORT markers (``raw_records`` control rows, no bytes read) of the producers that
   wrote for the group.
 """
@@ -23,16 +25,17 @@ from decoders.pylists import table_lists
 from decoders.records_catalog import RECORD_TYPES
 from jobs.replay import ABORT, COMMIT, ReplayEvent
 from jobs.replay.events import NO_PRODUCER_ID
+from jobs.stages.decode import DECODED_RECORD, unpack_record
 
 EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
-                 "control_type", "key", "value")
+                 "control_type", "key", "value", DECODED_RECORD)
 # offset_commits columns an event row carries (null on the other rows); the topic's partition is
 # renamed so it cannot be mistaken for the log position.
 COMMIT_DDL = {"topic": "string", "topic_partition": "int", "committed_offset": "bigint",
               "leader_epoch": "int", "metadata": "string", "commit_timestamp": "bigint",
               "expire_timestamp": "bigint", "topic_id": "string", "record_type": "int",
               "value_version": "int", "is_tombstone": "boolean"}
-RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary"}
+RAW_DDL = {"control_type": "string", "key": "binary", "value": "binary", DECODED_RECORD: "binary"}
 OFFSET_COMMIT_KEY_TYPES = (bytes([0, 0]), bytes([0, 1]))   # types 0 and 1, big-endian int16
 _COMMIT_SOURCE = {"topic_partition": "partition"}   # event column -> offset_commits column
 
@@ -45,10 +48,13 @@ def arrow_events(events: pa.Table) -> list[ReplayEvent]:
     cols = table_lists(events.take(pc.sort_indices(events, [("offset", "ascending")])))
     commit_at = _commit_reader(cols)
     replay_events = []
+    absent = [None] * events.num_rows
     for i, (partition, offset, timestamp, producer_id, is_transactional, control_type, key,
-            value) in enumerate(zip(*(cols[c] for c in EVENT_COLUMNS))):
+            value, packed) in enumerate(zip(*(cols.get(c, absent) for c in EVENT_COLUMNS))):
         if control_type:
             record = None
+        elif packed is not None:
+            record = unpack_record(packed)
         elif key is not None:
             record = decode_record(key, value)
         else:
@@ -118,7 +124,16 @@ def membership_event_rows(records, raw):
                                         "key", "value"),
                   ["snapshot_id", "partition", "offset"])
             .drop("snapshot_id")
-            .select("*", *_nulls(COMMIT_DDL)))
+            .select("*", *_nulls((DECODED_RECORD,)), *_nulls(COMMIT_DDL)))
+
+
+def staged_membership_event_rows(membership):
+    """Membership records as the run's decode stage staged them (``membership``: its decoded
+    rows of types 2-24, each with :data:`~jobs.stages.decode.DECODED_RECORD`): no bytes, no
+    join, no decode."""
+    return membership.select("partition", "offset", "timestamp", "producer_id", "is_transactional",
+                             *_nulls(("control_type", "key", "value")), DECODED_RECORD,
+                             "group_id", *_nulls(COMMIT_DDL))
 
 
 def commit_event_rows(commits):
@@ -128,7 +143,7 @@ def commit_event_rows(commits):
     return commits.select(
         F.col("log_partition").alias("partition"), F.col("log_offset").alias("offset"),
         F.col("log_timestamp").alias("timestamp"), "producer_id", "is_transactional",
-        *_nulls(("control_type", "key", "value")), "group_id",
+        *_nulls(("control_type", "key", "value", DECODED_RECORD)), "group_id",
         *[F.col(_COMMIT_SOURCE.get(name, name)).alias(name) for name in COMMIT_DDL])
 
 
@@ -140,13 +155,16 @@ def marker_event_rows(records, raw):
                                & (F.col("producer_id") != NO_PRODUCER_ID))
                  .select("partition", "producer_id", "group_id").distinct())
     return (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
-            .select(*EVENT_COLUMNS)
+            .select(*EVENT_COLUMNS[:-1])
             .join(F.broadcast(producers), ["partition", "producer_id"])
-            .select("*", *_nulls(COMMIT_DDL)))
+            .select("*", *_nulls((DECODED_RECORD,)), *_nulls(COMMIT_DDL)))
 
 
-def group_event_rows(records, raw, commits):
-    """The per-group event rows: membership records (with their bytes), resolved offset commits
-    (``commits``: the snapshot's ``offset_commits``) and the markers that concern each group."""
-    return (membership_event_rows(records, raw).unionByName(commit_event_rows(commits))
+def group_event_rows(records, raw, commits, membership=None):
+    """The per-group event rows: membership records (``membership``: the run's staged decoded
+    rows of them; None: ``records`` with their bytes), resolved offset commits (``commits``: the
+    snapshot's ``offset_commits``) and the markers that concern each group."""
+    members = (membership_event_rows(records, raw) if membership is None
+               else staged_membership_event_rows(membership))
+    return (members.unionByName(commit_event_rows(commits))
             .unionByName(marker_event_rows(records, raw)))

@@ -26,7 +26,8 @@ from jobs.lake.delta import table_version
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.broker_configs import BROKER_CONFIGS, submit_broker_configs
-from jobs.stages.decode import quarantine_columns, records_columns
+from jobs.lake.downgrade import RECORD_FACTS
+from jobs.stages.decode import quarantine_columns, record_facts_columns, records_columns
 from jobs.stages.frames import local_frame
 from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
                                 read_back, resolve_snapshot_id, stage_snapshot, staging_dir)
@@ -90,7 +91,8 @@ class Writer:
 
 
 def bronze(writer: Writer, staged: Staged) -> None:
-    """``raw_records``, ``records`` and ``quarantine`` (ingest and decode units) of the snapshot."""
+    """``raw_records``, ``records``, ``quarantine`` and ``record_facts`` (ingest and decode units)
+    of the snapshot."""
     from pyspark.sql import functions as F
 
     rows = staged.rows
@@ -100,6 +102,7 @@ def bronze(writer: Writer, staged: Staged) -> None:
     writer.submit(RECORDS, rows.where(data & ok).select(*records_columns()))
     writer.submit(QUARANTINE, ingest_quarantine_rows(rows).unionByName(
         quarantine_columns(rows.where(data & ~ok))))
+    writer.submit(RECORD_FACTS, rows.where(data).select(*record_facts_columns()))
 
 
 def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress) -> None:
@@ -144,7 +147,8 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     for table, frame in frames.items():
         writer.submit(table, frame)
     progress.stage("replay: fencing audit (Python)")
-    audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local)
+    audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local,
+                                   membership=membership)
     writer.submit(FENCING_FINDINGS, found)
     writer.submit(FENCING_AUDITS, audits)
 
@@ -197,6 +201,7 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             mark = time.monotonic()
             raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
             writer.rows(QUARANTINE)
+            writer.rows(RECORD_FACTS)
             table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG, BROKER_CONFIGS)}
             writer.rows(FENCING_FINDINGS)
             writer.rows(FENCING_AUDITS)

@@ -4,10 +4,10 @@ Offset commits are replayed in SQL (:mod:`jobs.stages.offsets`); what they chang
 reduced to *touches* (the first commit after each group tombstone, the first naming each topic
 id). Each ``(partition, group_id)`` is replayed by :func:`jobs.replay.apply_event` on an
 executor (``mapInArrow`` over events sorted by group) over its membership records (types 2-24,
-decoded from their bytes there) and its touches; so one group's millions of commits never reach
-Python. Rows come back as
-typed Arrow in one wide schema (:data:`GROUP_TABLES` plus ``topic_ids``, the group's topic-name
-→ id map the ``offsets`` table needs), tagged with their table.
+as the decode stage decoded them: never from the bytes again) and its touches; so one group's
+millions of commits never reach Python. Rows come back as typed Arrow in one wide schema
+(:data:`GROUP_TABLES` plus ``topic_ids``, the group's topic-name → id map the ``offsets`` table
+needs), tagged with their table.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import uuid
 
 import pyarrow as pa
 
-from decoders.codec import decode_record
 from jobs.replay import TABLE_COLUMNS, ReplayEvent, apply_event
 from jobs.replay.context import ReplayContext
 from jobs.replay.offsets import note_commit
 from jobs.replay.tables import build_tables
 from jobs.replay.topics import RESOLVED_TABLES
+from jobs.stages.decode import DECODED_RECORD, unpack_record
 from jobs.stages.grouping import each_group, map_groups, map_groups_here
 
 GROUP_TABLES = ("groups", "members", "member_assignments", "target_assignments", "epochs",
@@ -30,7 +30,7 @@ TOPIC_IDS = "topic_ids"
 TOPIC_ID_COLUMNS = [("group_id", "string"), ("topic_name", "string"),
                     ("lookup_topic_id", "string"), ("log_partition", "int")]
 EVENT_DDL = ("partition int, group_id string, offset bigint, timestamp bigint, producer_id bigint, "
-             "is_transactional boolean, key binary, value binary, topic string, "
+             f"is_transactional boolean, {DECODED_RECORD} binary, topic string, "
              "topic_id_bytes binary")
 _ARROW = {"string": pa.string(), "boolean": pa.bool_(), "int": pa.int32(), "bigint": pa.int64(),
           "array<string>": pa.list_(pa.string())}
@@ -59,7 +59,7 @@ def replay_group_arrow(events: pa.Table) -> pa.Table:
     ctx = ReplayContext()
     for r in rows:
         producer_id = -1 if r["producer_id"] is None else r["producer_id"]
-        if r["key"] is None:  # a touch: what a commit does outside the offset store
+        if r[DECODED_RECORD] is None:  # a touch: what a commit does outside the offset store
             ctx.event = ReplayEvent(r["partition"], r["offset"], r["timestamp"], producer_id,
                                     bool(r["is_transactional"]), None, None)
             tid = r["topic_id_bytes"]
@@ -68,7 +68,7 @@ def replay_group_arrow(events: pa.Table) -> pa.Table:
             continue
         apply_event(ctx, ReplayEvent(r["partition"], r["offset"], r["timestamp"], producer_id,
                                      bool(r["is_transactional"]), None,
-                                     decode_record(r["key"], r["value"])))
+                                     unpack_record(r[DECODED_RECORD])))
     tables = build_tables(ctx)
     out: list[dict] = []
     for table in GROUP_TABLES:
@@ -84,17 +84,18 @@ def replay_group_arrow(events: pa.Table) -> pa.Table:
 
 
 def group_events(membership, touches):
-    """One DataFrame of replay input: membership rows (with raw key/value) and touch rows."""
+    """One DataFrame of replay input: membership rows (each record as the decode stage staged
+    it, :data:`jobs.stages.decode.DECODED_RECORD`) and touch rows (no record)."""
     from pyspark.sql import functions as F
 
     records = membership.select(
-        "partition", "group_id", "offset", "timestamp", "producer_id", "is_transactional", "key",
-        "value", F.lit(None).cast("string").alias("topic"),
+        "partition", "group_id", "offset", "timestamp", "producer_id", "is_transactional",
+        DECODED_RECORD, F.lit(None).cast("string").alias("topic"),
         F.lit(None).cast("binary").alias("topic_id_bytes"))
     touched = touches.select(
         "partition", "group_id", "offset", "timestamp", F.lit(-1).cast("long").alias("producer_id"),
-        F.lit(False).alias("is_transactional"), F.lit(None).cast("binary").alias("key"),
-        F.lit(None).cast("binary").alias("value"), "topic", "topic_id_bytes")
+        F.lit(False).alias("is_transactional"), F.lit(None).cast("binary").alias(DECODED_RECORD),
+        "topic", "topic_id_bytes")
     return records.unionByName(touched)
 
 
