@@ -56,3 +56,44 @@ def test_an_empty_write_counts_no_rows_not_the_previous_commits(spark, tmp_path)
     before = table_version(tmp_path, "t")
     replace_snapshot(_rows(spark, [("b", "x", "g3", None)]), tmp_path, "t", "b")
     assert committed_rows(tmp_path, "t", since=before) == 1
+
+
+def test_snapshot_ids_from_the_log_are_the_ids_a_scan_finds(spark, tmp_path):
+    """``logged_snapshot_ids`` (the Delta log: the checkpoint, then the commits) against Spark's
+    ``distinct`` after each write (snapshots added, rewritten, emptied and narrowed) until past
+    a checkpoint (every 4 commits for this table), then with the commits before it gone."""
+    import random
+
+    from jobs.lake.delta import logged_snapshot_ids, table_version
+
+    def scanned() -> list[str]:
+        return sorted(r[0] for r in read_table(spark, tmp_path, "t").select("snapshot_id")
+                      .distinct().collect())
+
+    assert logged_snapshot_ids(tmp_path, "t") is None          # not written yet
+    interval = "spark.databricks.delta.properties.defaults.checkpointInterval"
+    before = spark.conf.get(interval, None)
+    spark.conf.set(interval, "4")
+    try:
+        replace_snapshot(_rows(spark, [("a", "x", "g", None)]), tmp_path, "t", "a")
+    finally:
+        spark.conf.unset(interval) if before is None else spark.conf.set(interval, before)
+    rng = random.Random(7)
+    step = 0
+    while table_version(tmp_path, "t") < 6:
+        step += 1
+        sid = rng.choice(["a", "b", "c", "it's odd", "d/e"])
+        rows = [(sid, rng.choice(["x", "decode"]), f"g{step}-{i}", None)
+                for i in range(rng.choice([0, 1, 1, 3]))]
+        only = "stage = 'decode'" if rng.random() < 0.2 else None
+        rows = [r for r in rows if only is None or r[1] == "decode"]
+        replace_snapshot(_rows(spark, rows), tmp_path, "t", sid, only=only)
+        assert logged_snapshot_ids(tmp_path, "t") == scanned(), step
+    log = tmp_path / "t" / "_delta_log"
+    assert (log / "_last_checkpoint").is_file()
+    for commit in log.glob("*.json"):   # as log cleanup leaves it: the checkpoint and after
+        if int(commit.stem) < 4:
+            commit.unlink()
+    assert logged_snapshot_ids(tmp_path, "t") == scanned()
+    (log / f"{5:020d}.json").unlink()                          # a gap: the reader declines
+    assert logged_snapshot_ids(tmp_path, "t") is None

@@ -67,6 +67,60 @@ def committed_rows(lake: Path, table: str, since: int | None = None) -> int:
     return 0
 
 
+def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
+    """The snapshot ids of ``table``'s current files, read from its Delta log: the
+    ``snapshot_id`` partition value of every file the last checkpoint holds, then each commit
+    after it adding or removing files. No scan and no Spark job, however many rows the table has
+    (a ``select distinct snapshot_id`` reads every row). None for a log this reader does not
+    follow (a multi-part or V2 checkpoint, a gap in the commits, commits staged by a commit
+    coordinator, another partitioning) or a table not written yet: then ask Spark."""
+    import pyarrow.parquet as pq
+
+    log = Path(table_path(lake, table)) / "_delta_log"
+    files: dict[str, str | None] = {}
+    version = -1
+    marker = log / "_last_checkpoint"
+    if any((log / "_staged_commits").glob("*.json")):   # commits not yet in the log proper
+        return None
+    try:
+        if marker.is_file():
+            last = json.loads(marker.read_text())
+            checkpoint = log / f"{int(last['version']):020d}.checkpoint.parquet"
+            if last.get("parts") or last.get("v2Checkpoint") or not checkpoint.is_file():
+                return None
+            version = int(last["version"])
+            for add in pq.read_table(checkpoint, columns=["add"]).column("add").to_pylist():
+                if add is not None:
+                    files[add["path"]] = _snapshot_of(add, dict(add["partitionValues"] or ()))
+        commits = [p for p in _commits(lake, table) if int(p.stem) > version]
+        if not commits and version < 0:
+            return None
+        for expected, path in enumerate(commits, start=version + 1):
+            if int(path.stem) != expected:
+                return None
+            for line in path.read_text().splitlines():
+                action = json.loads(line) if line.strip() else {}
+                if "metaData" in action and action["metaData"].get("partitionColumns") != [
+                        "snapshot_id"]:
+                    return None
+                if "add" in action:
+                    add = action["add"]
+                    files[add["path"]] = _snapshot_of(add, add.get("partitionValues") or {})
+                elif "remove" in action:
+                    files.pop(action["remove"]["path"], None)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return sorted({sid for sid in files.values() if sid is not None})
+
+
+def _snapshot_of(add: dict, partition_values: dict) -> str | None:
+    """The snapshot id of an added file, None when its statistics say it holds no row."""
+    stats = add.get("stats")
+    if stats and json.loads(stats).get("numRecords") == 0:
+        return None
+    return partition_values.get("snapshot_id")
+
+
 def read_table(spark, lake: Path, table: str):
     return spark.read.format("delta").load(table_path(lake, table))
 

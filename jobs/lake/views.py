@@ -174,11 +174,18 @@ def _register_views(spark, files: dict[str, Path], catalog: Catalog) -> None:
         pending = [(name, path) for name, path, _ in waiting]
 
 
-def snapshot_ids(spark, lake: Path) -> list[str]:
-    """The snapshot ids in the lake's ``raw_records``, in order (the last is the default)."""
-    if "raw_records" not in lake_tables(lake):
+def snapshot_ids(spark, lake: Path, table: str = "raw_records") -> list[str]:
+    """The snapshot ids in the lake's ``table``, in order (the last is the default): from the
+    table's Delta log (:func:`jobs.lake.delta.logged_snapshot_ids`), or a scan when the log
+    cannot tell."""
+    from jobs.lake.delta import logged_snapshot_ids
+
+    if table not in lake_tables(lake):
         return []
-    df = spark.read.format("delta").load(str(Path(lake).resolve() / "raw_records"))
+    logged = logged_snapshot_ids(lake, table)
+    if logged is not None:
+        return logged
+    df = spark.read.format("delta").load(str(Path(lake).resolve() / table))
     return sorted(r[0] for r in df.select("snapshot_id").distinct().collect())
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, read_table, replace_snapshot
+from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, replace_snapshot
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_FINDINGS, FINDINGS, FINDINGS_COLUMNS,
                                 findings_ddl)
 from jobs.lake.downgrade import RECORD_FACTS
@@ -177,8 +177,9 @@ class AuditInputError(LookupError):
 
 
 def _snapshot(spark, lake: Path, wanted: str | None) -> str:
-    ids = sorted(r[0] for r in read_table(spark, lake, RECORDS).select("snapshot_id")
-                 .distinct().collect())
+    from jobs.lake.views import snapshot_ids
+
+    ids = snapshot_ids(spark, lake, RECORDS)
     if wanted is not None:
         if wanted not in ids:
             raise AuditInputError(f"snapshot {wanted} is not in {lake} (snapshots: {', '.join(ids)})")
