@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make test`'s main suite as two pytest runs side by side, one per core of a 2-core machine:
 #   brokers: tests/integration, tests/differential, tests/oracle (Kafka brokers, coordinator JVMs:
-#            much of their time is spent waiting on another process);
+#            much of their time is spent waiting on another process), and the standalone-cluster
+#            test (its JVMs too), which evens the two runs' lengths (alone, the local run was
+#            35:42 and the brokers run 26:59);
 #   local:   every other test (unit, in-process Spark, spark-submit, Airflow).
 # Each run has its own session fixtures and its own temporary directory. The local run's output
 # streams here; the brokers run's is written to a log and printed when both have ended. The
@@ -13,7 +15,7 @@ set -uo pipefail
 
 py="$1"
 shift
-broker_dirs=(tests/integration tests/differential tests/oracle)
+broker_dirs=(tests/integration tests/differential tests/oracle tests/test_spark_standalone.py)
 ignores=()
 for dir in "${broker_dirs[@]}"; do ignores+=("--ignore=$dir"); done
 

@@ -171,10 +171,11 @@ def clean_interval(airflow) -> Interval:
 @pytest.fixture(scope="module")
 def failing_interval(airflow, clean_interval) -> Interval:
     """The same interval judged at ``low``: the sample's two OF-05 findings (manual commits of
-    wl-offdel, graded low) reach it. The clean run left this interval's tables, so ``run`` is
-    marked successful instead of ingesting again; every other task runs for real."""
+    wl-offdel, graded low) reach it. The clean run left this interval's tables and its quality
+    results, neither of which depends on ``fail_on``, so ``run`` and ``quality`` are marked
+    successful instead of running again; audit, report and gate run for real."""
     return dags_test(airflow, {"fail_on": "low", "target_versions": []},
-                     "--mark-success-pattern", "run")
+                     "--mark-success-pattern", "^(run|quality)$")
 
 
 def test_airflow_dags_test_runs_the_pipeline_on_the_sample(spark, airflow, clean_interval):
