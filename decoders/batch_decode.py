@@ -203,9 +203,10 @@ def _decode_generic(keys: list, values: list, with_value_json: bool,
             blobs = expand and rec.record_type in RENDERED_AS_OBJECTS
             if blobs:
                 rec.embedded_errors = expand_embedded(rec.record_type, rec.value)
-            append(_row(rec, with_value_json, decode_embedded))
+            row = _row(rec, with_value_json, decode_embedded)
             if kept is not None and not blobs:   # after the JSON, which shows these blobs raw
                 rec.embedded_errors = expand_embedded(rec.record_type, rec.value)
+            append(row)
         except DecodeError as err:
             rec = None
             record_type = int.from_bytes(key[:2], "big", signed=True) if key and len(key) >= 2 else None
