@@ -234,19 +234,26 @@ def kept_facts(keys: pa.Array, records: list, fast, errors: pa.Array) -> pa.Tabl
     columns, ``errors``: its ``error_reason``), so no record is decoded again: what
     :func:`record_facts` says of the same bytes."""
     n = len(keys)
-    rows: list[dict] = [{}] * n
-    reasons = errors.to_pylist()
-    for i in np.flatnonzero(~fast.handled).tolist():
+    rest = np.flatnonzero(~fast.handled)
+    reasons = errors.take(pa.array(rest)).to_pylist()
+    rows = []
+    for i, reason in zip(rest.tolist(), reasons):
         if records[i] is not None:
-            rows[i] = decoded_facts(records[i])
+            facts = decoded_facts(records[i])
         else:
             key = keys[i].as_py()
             # A null key is read as an empty one, which is too short for its type (record_facts).
-            rows[i] = (failed_facts(key, reasons[i]) if key is not None
-                       else failed_facts(b"", TruncatedError.reason))
-    table = pa.Table.from_pylist([{**_FACT_DEFAULTS, **r} for r in rows], schema=KEPT_SCHEMA)
-    at = np.flatnonzero(fast.handled)
-    return _with_commit_facts(table, fast, at) if len(at) else table
+            facts = (failed_facts(key, reason) if key is not None
+                     else failed_facts(b"", TruncatedError.reason))
+        rows.append({**_FACT_DEFAULTS, **facts})
+    table = pa.Table.from_pylist(rows, schema=KEPT_SCHEMA)
+    if len(rest) == n:
+        return table
+    place = np.zeros(n, np.int64)
+    place[rest] = np.arange(len(rest))
+    # Each row the generic path read at its place; the fast path's rows filled in next.
+    return _with_commit_facts(table.take(pa.array(place, mask=fast.handled)), fast,
+                              np.flatnonzero(fast.handled))
 
 
 def facts_from_kept(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -328,7 +335,10 @@ def _with_commit_facts(table: pa.Table, fast, at: np.ndarray) -> pa.Table:
     spread = pa.array(place, mask=~fast.handled)
     commit = {"group_id": fast.group.cast(pa.string()),
               "layout": pa.array(layouts, pa.string()).take(spread),
-              "tagged_fields": pa.array(tags, pa.list_(pa.string())).take(spread)}
+              "tagged_fields": pa.array(tags, pa.list_(pa.string())).take(spread),
+              "owned_partitions": pa.array([[]], pa.list_(pa.string())).take(
+                  pa.array(np.zeros(table.num_rows, np.int64))),
+              "pending_overlap": pa.array(np.zeros(table.num_rows, bool))}
     columns = [pc.if_else(handled, commit[name], table.column(name).combine_chunks())
                if name in commit else table.column(name) for name in KEPT_FIELDS]
     return pa.Table.from_arrays(columns, schema=KEPT_SCHEMA)
