@@ -27,8 +27,10 @@ from jobs.replay import ABORT, COMMIT, ReplayEvent
 from jobs.replay.events import NO_PRODUCER_ID
 from jobs.stages.decode import DECODED_RECORD, unpack_record
 
-EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
-                 "control_type", "key", "value", DECODED_RECORD)
+# An event row's columns as raw_records holds them, then the record the decode stage staged.
+RAW_EVENT_COLUMNS = ("partition", "offset", "timestamp", "producer_id", "is_transactional",
+                     "control_type", "key", "value")
+EVENT_COLUMNS = (*RAW_EVENT_COLUMNS, DECODED_RECORD)
 # offset_commits columns an event row carries (null on the other rows); the topic's partition is
 # renamed so it cannot be mistaken for the log position.
 COMMIT_DDL = {"topic": "string", "topic_partition": "int", "committed_offset": "bigint",
@@ -155,7 +157,7 @@ def marker_event_rows(records, raw):
                                & (F.col("producer_id") != NO_PRODUCER_ID))
                  .select("partition", "producer_id", "group_id").distinct())
     return (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
-            .select(*EVENT_COLUMNS[:-1])
+            .select(*RAW_EVENT_COLUMNS)
             .join(F.broadcast(producers), ["partition", "producer_id"])
             .select("*", *_nulls((DECODED_RECORD,)), *_nulls(COMMIT_DDL)))
 
