@@ -42,6 +42,20 @@ FENCING_AUDITS_COLUMNS: list[tuple[str, str, str]] = [
 FENCING_FINDINGS = "fencing_findings"
 FENCING_FINDINGS_COLUMNS = FINDINGS_COLUMNS
 
+# The insight rules as the run finds them (jobs.stages.pipeline), over the tables it has just
+# written: they depend on nothing but the snapshot, conf/'s ``insights`` section and the SQL of
+# sql/, so ``offsetlake audit`` reads these rows instead of running the rules again when the
+# fingerprint of those is still the run's. One row per snapshot the run audited, as for fencing.
+INSIGHT_AUDITS = "insight_audits"
+INSIGHT_AUDITS_COLUMNS: list[tuple[str, str, str]] = [
+    ("snapshot_id", "string", "id of the snapshot the run audited"),
+    ("fingerprint", "string", "sha256 of what the rules read beside the snapshot: conf/'s "
+                              "insights section and the text of sql/ and sql/rules/"),
+    ("findings", "bigint", "rows of insight_findings for the snapshot"),
+]
+INSIGHT_FINDINGS = "insight_findings"
+INSIGHT_FINDINGS_COLUMNS = FINDINGS_COLUMNS
+
 
 def findings_ddl() -> str:
     """The row columns (no snapshot id) as a Spark DDL string."""

@@ -22,7 +22,9 @@ from jobs.lake.bronze import QUARANTINE_COLUMNS, RAW_RECORDS_COLUMNS
 from jobs.lake.downgrade import (DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS, RECORD_FACTS,
                                  RECORD_FACTS_COLUMNS)
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_AUDITS_COLUMNS, FENCING_FINDINGS,
-                                FENCING_FINDINGS_COLUMNS, FINDINGS, FINDINGS_COLUMNS)
+                                FENCING_FINDINGS_COLUMNS, FINDINGS, FINDINGS_COLUMNS,
+                                INSIGHT_AUDITS, INSIGHT_AUDITS_COLUMNS, INSIGHT_FINDINGS,
+                                INSIGHT_FINDINGS_COLUMNS)
 from jobs.lake.history import SNAPSHOT_COLUMN, TABLE_COLUMNS
 from jobs.lake.history_docs import POSITION, TABLE_DOCS
 
@@ -154,6 +156,12 @@ TABLES: dict[str, Table] = {
     FENCING_FINDINGS: Table(FENCING_FINDINGS, "the fencing audit's findings, found by the run",
                             "offsetlake run (replay)",
                             tuple(Column(*c) for c in FENCING_FINDINGS_COLUMNS)),
+    INSIGHT_AUDITS: Table(INSIGHT_AUDITS, "one row per snapshot the run ran the insight rules on: "
+                          "what they read beside it", "offsetlake run (insights)",
+                          tuple(Column(*c) for c in INSIGHT_AUDITS_COLUMNS)),
+    INSIGHT_FINDINGS: Table(INSIGHT_FINDINGS, "the insight rules' findings, found by the run",
+                            "offsetlake run (insights)",
+                            tuple(Column(*c) for c in INSIGHT_FINDINGS_COLUMNS)),
     FINDINGS: Table(FINDINGS, "one row per audit finding", "offsetlake audit",
                     tuple(Column(*c) for c in FINDINGS_COLUMNS)),
     DOWNGRADE_FINDINGS: Table(DOWNGRADE_FINDINGS, "what an older coordinator does with the records",

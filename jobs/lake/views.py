@@ -132,6 +132,8 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
         df = frames.get(name)
         if df is None:
             df = spark.read.format("delta").load(str(Path(lake).resolve() / name))
+        elif df.sparkSession is not spark:
+            df = _in_session(spark, df)
         if snapshot_id is not None and "snapshot_id" in df.columns:
             df = df.where(f"snapshot_id = {_sql_literal(snapshot_id)}")
         df.createOrReplaceTempView(name)
@@ -150,6 +152,18 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
             if name in catalog.views:
                 spark.table(name).localCheckpoint(eager=True).createOrReplaceTempView(name)
     return catalog
+
+
+def _in_session(spark, df):
+    """``df`` as a DataFrame of ``spark``: a temporary view lives in the session of the DataFrame
+    it is made from, and a run's frames come from more than one (its staged rows are read back in
+    a session of their own, ``jobs.stages.ingest.read_back``), while the views query ``spark``.
+    The same plan, planned with ``spark``'s settings."""
+    from pyspark.sql import DataFrame
+
+    jvm = spark._jvm
+    return DataFrame(jvm.org.apache.spark.sql.classic.Dataset.ofRows(
+        spark._jsparkSession, df._jdf.logicalPlan()), spark)
 
 
 def _register_views(spark, files: dict[str, Path], catalog: Catalog) -> None:

@@ -11,7 +11,11 @@ the lake knows (so a group that never committed still gets topic names).
 :func:`audit_lake` is the audit's API (``offsetlake audit`` and ``offsetlake run --audit`` call
 it): read the snapshot, write ``findings`` (the fencing audit's and the insight rules' of
 :mod:`jobs.stages.insights`; and ``downgrade_findings`` for downgrade targets),
-return an :class:`AuditResult`. Filtering, formatting and gating belong to the command.
+return an :class:`AuditResult`. Filtering, formatting and gating belong to the command. The run
+has already audited fencing and run the insight rules over the tables it wrote
+(``fencing_findings``, ``insight_findings``): the audit reads those rows when they were found
+as it would find them, and finds them itself otherwise (a lake of an older offsetlake, another
+regime, other settings or SQL).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import pyarrow as pa
 
 from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, replace_snapshot
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_FINDINGS, FINDINGS, FINDINGS_COLUMNS,
-                                findings_ddl)
+                                INSIGHT_AUDITS, INSIGHT_FINDINGS, findings_ddl)
 from jobs.lake.downgrade import RECORD_FACTS
 from jobs.lake.tables import TABLES
 from jobs.stages.group_events import arrow_events, group_event_rows
@@ -148,22 +152,41 @@ def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False, member
     return audits, found
 
 
-def _staged_fencing(table, snapshot_id: str, regime: str):
-    """``(regime, findings)`` of the run's fencing audit of the snapshot (``table(name)`` reads
-    a table of it), or None: the run wrote none (a lake of an older offsetlake), or it was
-    audited under another regime than the one asked for."""
-    audits, findings = table(FENCING_AUDITS), table(FENCING_FINDINGS)
+def _staged(table, snapshot_id: str, audits_name: str, findings_name: str, accept):
+    """``(row, findings)``: the run's row of ``audits_name`` for the snapshot and its findings in
+    ``findings_name`` (``table(name)`` reads a table of the snapshot), or None: the run wrote none
+    (a lake of an older offsetlake), ``accept(row)`` is false (found under other conditions than
+    the audit's), or the two tables disagree."""
+    audits, findings = table(audits_name), table(findings_name)
     if audits is None or findings is None:
         return None
     row = audits.where(audits.snapshot_id == snapshot_id).first()
-    if row is None or regime not in ("auto", row["regime"]):
+    if row is None or not accept(row):
         return None
     findings = findings.where(findings.snapshot_id == snapshot_id).select(
         *(name for name, _, _ in FINDINGS_COLUMNS))
     # The two tables are written apart: a run that died between them left them disagreeing.
     if findings.count() != row["findings"]:
         return None
-    return row["regime"], findings
+    return row, findings
+
+
+def _staged_fencing(table, snapshot_id: str, regime: str):
+    """``(regime, findings)`` of the run's fencing audit of the snapshot, or None: the run wrote
+    none, or it was audited under another regime than the one asked for (:func:`_staged`)."""
+    staged = _staged(table, snapshot_id, FENCING_AUDITS, FENCING_FINDINGS,
+                     lambda row: regime in ("auto", row["regime"]))
+    return None if staged is None else (staged[0]["regime"], staged[1])
+
+
+def _staged_insights(table, snapshot_id: str):
+    """The run's insight findings of the snapshot, or None: the run found none, or conf/'s
+    ``insights`` section or the SQL of the views and rules changed since (:func:`_staged`)."""
+    from jobs.stages.insights import insight_fingerprint
+
+    staged = _staged(table, snapshot_id, INSIGHT_AUDITS, INSIGHT_FINDINGS,
+                     lambda row: row["fingerprint"] == insight_fingerprint())
+    return None if staged is None else staged[1]
 
 
 def _kept_facts(kept):
@@ -246,7 +269,9 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
         names = lake_topic_names({t: table(t) for t, _ in NAME_TABLES})
         found = audit_snapshot(records, raw, commits, snapshot_id, regime=regime,
                                topic_names=names)
-    insights = insight_findings(spark, lake, snapshot_id, frames)
+    insights = _staged_insights(table, snapshot_id)
+    if insights is None:   # not the run's: the rules run here
+        insights = insight_findings(spark, lake, snapshot_id, frames)
     if insights is not None:
         found = found.unionByName(insights)
     # Materialized once: written, then returned, without auditing (or reading) twice.

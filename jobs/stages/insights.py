@@ -6,6 +6,10 @@ lake's tables, or the frames a run holds), so a rule reads only the audited snap
 rows are checked against the ``findings`` contract (columns, rule id, severity at most the
 rule's) when they are made; the verdict follows the severity, as for every other rule (``info``:
 a notice, else a violation).
+
+The run finds them once, over the tables it has just written (:func:`insight_frames`:
+``insight_audits``, ``insight_findings``); the audit reads those rows while
+:func:`insight_fingerprint`, what the rules read beside the snapshot, is still the run's.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from pathlib import Path
 
 from jobs.audits.insights import rule_files
 from jobs.audits.registry import NOTICE, RULES, SEVERITIES, VIOLATION
-from jobs.lake.findings import FINDINGS_COLUMNS
+from jobs.lake.findings import FINDINGS_COLUMNS, INSIGHT_AUDITS, INSIGHT_FINDINGS
+from jobs.lake.tables import TABLES
 
 
 class InsightRuleError(ValueError):
@@ -54,3 +59,36 @@ def insight_findings(spark, lake: Path, snapshot_id: str, frames: dict | None = 
             F.when(severity == "info", F.lit(NOTICE)).otherwise(F.lit(VIOLATION)).alias("verdict"),
             *[F.col(n).cast(dtype).alias(n) for n, dtype, _ in FINDINGS_COLUMNS[4:]]))
     return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def insight_fingerprint(settings: dict | None = None) -> str:
+    """sha256 of what the insight findings of a snapshot depend on beside its tables: the
+    ``insights`` section of conf/ (``settings`` instead, when given) and the text of every view
+    and rule file. Equal fingerprints, same snapshot: same findings."""
+    import hashlib
+    import json
+
+    from jobs.lake.views import view_files
+    from jobs.runtime.config import load_section
+
+    section = load_section("insights") if settings is None else settings
+    digest = hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode())
+    for kind, files in (("view", view_files()), ("rule", rule_files())):
+        for name, path in files.items():
+            digest.update(f"\0{kind} {name}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def insight_frames(spark, lake: Path, snapshot_id: str, frames: dict):
+    """The run's insight findings (``insight_audits``, ``insight_findings``) over the tables it
+    has just written (``frames``: table name -> the DataFrame it was written from): exactly what
+    :func:`insight_findings` finds from those tables in the lake, found once, by the run. The
+    findings are held (a local checkpoint) and counted; both frames come with ``snapshot_id``
+    first."""
+    found = insight_findings(spark, lake, snapshot_id, frames)
+    if found is None:
+        found = spark.createDataFrame([], TABLES[INSIGHT_FINDINGS].ddl())
+    found = found.localCheckpoint(eager=True)
+    audits = spark.createDataFrame([(snapshot_id, insight_fingerprint(), found.count())],
+                                   TABLES[INSIGHT_AUDITS].ddl())
+    return audits, found

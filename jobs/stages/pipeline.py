@@ -7,7 +7,8 @@ idempotently for the snapshot id, reconciles the counts and prints what happened
 Records are read and decoded once, on the executors that read the segments, into a staged Parquet
 copy under ``<lake>/_staging/<snapshot>`` (bounded: disk, not cache). It feeds ``raw_records``,
 ``records``, ``quarantine``, the SQL offset replay and the Python group replay; the two replay
-results are staged the same way because several tables read each. Tables are written by a few
+results are staged the same way because several tables read each. The fencing audit and the
+insight rules run over those same frames, once, and the audit reads what they found. Tables are written by a few
 threads at once (Spark runs their jobs side by side), each as soon as its input is staged, and
 row counts come from each Delta commit's metrics rather than a re-read of the table.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, committed_rows, replace_snapshot
 from jobs.lake.delta import table_version
-from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
+from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS, INSIGHT_AUDITS, INSIGHT_FINDINGS
 from jobs.replay import TABLE_COLUMNS
 from jobs.stages.broker_configs import BROKER_CONFIGS, submit_broker_configs
 from jobs.lake.downgrade import RECORD_FACTS
@@ -153,6 +154,18 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     writer.submit(FENCING_AUDITS, audits)
 
 
+def insights(spark, writer: Writer, lake: Path, snapshot_id: str, progress: Progress) -> None:
+    """The insight rules over the tables the run has just written (every one is submitted by
+    now): ``insight_findings`` and ``insight_audits``, read by the audit instead of running the
+    rules again."""
+    from jobs.stages.insights import insight_frames
+
+    progress.stage("insights (SQL)")
+    audits, found = insight_frames(spark, lake, snapshot_id, writer.frames)
+    writer.submit(INSIGHT_FINDINGS, found)
+    writer.submit(INSIGHT_AUDITS, audits)
+
+
 def _size(n: int | None) -> str:
     return "not known" if n is None else f"{n} bytes"
 
@@ -199,12 +212,15 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
             submit_broker_configs(spark, writer, paths)
             seconds["replay"] = time.monotonic() - mark
             mark = time.monotonic()
+            insights(spark, writer, lake, snapshot_id, meter)
+            seconds["insights"] = time.monotonic() - mark
+            mark = time.monotonic()
             raw_written, records_written = writer.rows(RAW_RECORDS), writer.rows(RECORDS)
             writer.rows(QUARANTINE)
             writer.rows(RECORD_FACTS)
             table_rows = {t: writer.rows(t) for t in (*TABLE_COLUMNS, LAG, BROKER_CONFIGS)}
-            writer.rows(FENCING_FINDINGS)
-            writer.rows(FENCING_AUDITS)
+            for table in (FENCING_FINDINGS, FENCING_AUDITS, INSIGHT_FINDINGS, INSIGHT_AUDITS):
+                writer.rows(table)
             seconds["writes"] = time.monotonic() - mark
         if then is not None:
             then(snapshot_id, writer.frames)
