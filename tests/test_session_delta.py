@@ -49,10 +49,12 @@ def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypat
 
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path)})  # no archive
-    assert cfg.spark.short_run_java_options == "-XX:TieredStopAtLevel=1"
+    assert cfg.spark.short_run_java_options == \
+        "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
-    assert short["spark.driver.extraJavaOptions"].split()[1:] == ["-XX:TieredStopAtLevel=1"]
+    assert short["spark.driver.extraJavaOptions"].split()[1:] == [
+        "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
     assert long["spark.driver.extraJavaOptions"].split() == [
         short["spark.driver.extraJavaOptions"].split()[0]]
     assert "log4j" in long["spark.driver.extraJavaOptions"]
@@ -85,7 +87,8 @@ def test_every_local_run_maps_the_class_archive_when_setup_built_one(monkeypatch
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
     assert short["spark.driver.extraJavaOptions"].split()[1:] == [
-        "-XX:TieredStopAtLevel=1", f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
+        "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m",
+        f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
     assert long["spark.driver.extraJavaOptions"].split()[1:] == [
         f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
     off = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": ""})
