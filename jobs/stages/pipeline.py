@@ -8,9 +8,10 @@ Records are read and decoded once, on the executors that read the segments, into
 copy under ``<lake>/_staging/<snapshot>`` (bounded: disk, not cache). It feeds ``raw_records``,
 ``records``, ``quarantine``, the SQL offset replay and the Python group replay; the two replay
 results are staged the same way because several tables read each. The fencing audit and the
-insight rules run over those same frames, once, and the audit reads what they found. Tables are written by a few
-threads at once (Spark runs their jobs side by side), each as soon as its input is staged, and
-row counts come from each Delta commit's metrics rather than a re-read of the table.
+insight rules run over those same frames, once, and the audit reads what they found. Tables are
+written by a few threads at once (Spark runs their jobs side by side), each as soon as its input
+is staged, and row counts come from each Delta commit's metrics rather than a re-read of the
+table.
 """
 
 from __future__ import annotations
