@@ -8,6 +8,7 @@ other snapshots' history untouched.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # Table names: the bronze rows as read, the data records decoded from them, and what could not be read.
@@ -67,21 +68,44 @@ def committed_rows(lake: Path, table: str, since: int | None = None) -> int:
     return 0
 
 
-def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
-    """The snapshot ids of ``table``'s current files, read from its Delta log: the
-    ``snapshot_id`` partition value of every file the last checkpoint holds, then each commit
-    after it adding or removing files. No scan and no Spark job, however many rows the table has
-    (a ``select distinct snapshot_id`` reads every row). None for a log this reader does not
-    follow (a multi-part or V2 checkpoint, a gap in the commits, commits staged by a commit
-    coordinator, another partitioning) or a table not written yet: then ask Spark."""
+@dataclass
+class LogState:
+    """What a table's Delta log says now, as :func:`log_state` read it: its files (path as the log
+    writes it -> the add action), the schema, the table's configuration and its protocol."""
+
+    files: dict[str, dict] = field(default_factory=dict)
+    schema: str | None = None
+    configuration: dict = field(default_factory=dict)
+    protocol: dict = field(default_factory=dict)
+
+
+def _pairs(value) -> dict:
+    """A map as the checkpoint's Parquet gives it (a list of pairs) or the JSON log does (a dict)."""
+    return dict(value or ())
+
+
+def log_state(lake: Path, table: str) -> LogState | None:
+    """``table``'s current files, schema and protocol, read from its Delta log: the last
+    checkpoint, then each commit after it. No scan and no Spark job, however many rows the table
+    has. None for a log this reader does not follow (a multi-part or V2 checkpoint, a gap in the
+    commits, commits staged by a commit coordinator, another partitioning than ``snapshot_id``) or
+    a table not written yet: then ask Delta."""
     import pyarrow.parquet as pq
 
     log = Path(table_path(lake, table)) / "_delta_log"
-    files: dict[str, str | None] = {}
+    state = LogState()
     version = -1
     marker = log / "_last_checkpoint"
     if any((log / "_staged_commits").glob("*.json")):   # commits not yet in the log proper
         return None
+
+    def metadata(meta: dict) -> bool:
+        if meta.get("partitionColumns") != ["snapshot_id"]:
+            return False
+        state.schema = meta.get("schemaString")
+        state.configuration = _pairs(meta.get("configuration"))
+        return True
+
     try:
         if marker.is_file():
             last = json.loads(marker.read_text())
@@ -89,9 +113,16 @@ def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
             if last.get("parts") or last.get("v2Checkpoint") or not checkpoint.is_file():
                 return None
             version = int(last["version"])
-            for add in pq.read_table(checkpoint, columns=["add"]).column("add").to_pylist():
+            actions = pq.read_table(checkpoint, columns=["add", "metaData", "protocol"])
+            for add, meta, protocol in zip(*(actions.column(c).to_pylist()
+                                             for c in ("add", "metaData", "protocol"))):
                 if add is not None:
-                    files[add["path"]] = _snapshot_of(add, dict(add["partitionValues"] or ()))
+                    add["partitionValues"] = _pairs(add["partitionValues"])
+                    state.files[add["path"]] = add
+                if meta is not None and not metadata(meta):
+                    return None
+                if protocol is not None:
+                    state.protocol = protocol
         commits = [p for p in _commits(lake, table) if int(p.stem) > version]
         if not commits and version < 0:
             return None
@@ -100,17 +131,28 @@ def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
                 return None
             for line in path.read_text().splitlines():
                 action = json.loads(line) if line.strip() else {}
-                if "metaData" in action and action["metaData"].get("partitionColumns") != [
-                        "snapshot_id"]:
+                if "metaData" in action and not metadata(action["metaData"]):
                     return None
+                if "protocol" in action:
+                    state.protocol = action["protocol"]
                 if "add" in action:
-                    add = action["add"]
-                    files[add["path"]] = _snapshot_of(add, add.get("partitionValues") or {})
+                    state.files[action["add"]["path"]] = action["add"]
                 elif "remove" in action:
-                    files.pop(action["remove"]["path"], None)
+                    state.files.pop(action["remove"]["path"], None)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return sorted({sid for sid in files.values() if sid is not None})
+    return state
+
+
+def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
+    """The snapshot ids of ``table``'s current files that hold a row, from its Delta log
+    (:func:`log_state`; a ``select distinct snapshot_id`` reads every row). None when the log
+    cannot tell."""
+    state = log_state(lake, table)
+    if state is None:
+        return None
+    return sorted({sid for add in state.files.values()
+                   if (sid := _snapshot_of(add, add.get("partitionValues") or {})) is not None})
 
 
 def _snapshot_of(add: dict, partition_values: dict) -> str | None:
@@ -121,10 +163,69 @@ def _snapshot_of(add: dict, partition_values: dict) -> str | None:
     return partition_values.get("snapshot_id")
 
 
+def logged_snapshot_bytes(lake: Path, table: str, snapshot_id: str) -> int | None:
+    """Bytes of ``table``'s current files holding ``snapshot_id``'s rows, from its Delta log (the
+    add actions' sizes); None when the log cannot tell."""
+    state = log_state(lake, table)
+    if state is None:
+        return None
+    return sum(int(add.get("size") or 0) for add in state.files.values()
+               if (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id)
+
+
+# Reader features that change no file's meaning (types a Parquet reader reads as the schema says,
+# a rule for VACUUM): a table with any other (deletion vectors, column mapping, type widening...)
+# is read through Delta.
+PLAIN_READER_FEATURES = frozenset({"variantType", "variantType-preview", "timestampNtz",
+                                   "vacuumProtocolCheck"})
+
+
+def snapshot_files(lake: Path, table: str, snapshot_id: str) -> tuple[str, list[str]] | None:
+    """(the table's schema as JSON, the Parquet files holding ``snapshot_id``'s rows) when those
+    files alone are the snapshot's rows: the log is one :func:`log_state` reads and its protocol
+    asks nothing of a reader beyond reading the files (no deletion vectors, no column mapping:
+    :data:`PLAIN_READER_FEATURES`). None otherwise: read the table through Delta."""
+    from urllib.parse import unquote
+
+    state = log_state(lake, table)
+    if state is None or state.schema is None:
+        return None
+    reader = int(state.protocol.get("minReaderVersion") or 1)
+    features = set(state.protocol.get("readerFeatures") or ())
+    if reader > 3 or (reader == 3 and not features <= PLAIN_READER_FEATURES):
+        return None
+    if state.configuration.get("delta.columnMapping.mode", "none") != "none":
+        return None
+    root = Path(table_path(lake, table))
+    paths = []
+    for path, add in state.files.items():
+        if (add.get("partitionValues") or {}).get("snapshot_id") != snapshot_id:
+            continue
+        if add.get("deletionVector") or "://" in path or path.startswith("/"):
+            return None
+        paths.append(str(root / unquote(path)))
+    return state.schema, sorted(paths)
+
+
 def read_table(spark, lake: Path, table: str):
     return spark.read.format("delta").load(table_path(lake, table))
 
 
 def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
-    """The rows of one snapshot in ``table``."""
-    return read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")
+    """The rows of one snapshot in ``table``, with the table's columns: its Parquet files read
+    directly when the Delta log allows (:func:`snapshot_files`), else through Delta. Directly, a
+    query plans no Delta scan and a session loads no table state: on a small snapshot that is
+    most of a query's time (the report's queries, half)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    found = snapshot_files(lake, table, snapshot_id)
+    if found is None:
+        return read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")
+    schema_json, paths = found
+    schema = StructType.fromJson(json.loads(schema_json))
+    stored = StructType([f for f in schema.fields if f.name != "snapshot_id"])
+    df = (spark.read.schema(stored).parquet(*paths) if paths
+          else spark.createDataFrame([], stored))
+    return df.select(*[F.lit(snapshot_id).alias(f.name) if f.name == "snapshot_id"
+                       else F.col(f"`{f.name}`") for f in schema.fields])
