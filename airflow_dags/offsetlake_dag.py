@@ -26,7 +26,9 @@ rules, so that quality and report run whenever there are tables to check:
 Parsing reads only ``conf/offsetlake.yaml`` (schedule, retries, defaults): no Spark import, no lake
 or landing access, no connection lookup; all of that happens inside the tasks. The Spark jobs go
 through ``SparkSubmitOperator`` (the ``spark_conn_id`` connection names the master) with the
-``airflow.spark_conf`` settings; the CLI command modules are the spark-submit applications.
+``airflow.spark_conf`` settings; the CLI command modules are the spark-submit applications. Their
+driver JVM starts as ``offsetlake run`` starts its own: the snapshot task picks the options (the
+class archive; C1 only, for a snapshot small enough for the driver to read).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ SETTINGS = load_section("airflow")
 COMMANDS = PROJECT_ROOT / "jobs" / "commands"
 SNAPSHOT = "ti.xcom_pull(task_ids='snapshot')"
 TARGET_VERSIONS = "<target versions>"  # expanded by AuditSubmitOperator
+DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def snapshot_id_for(interval_start: datetime) -> str:
@@ -104,7 +107,20 @@ def snapshot(params=None, data_interval_start=None, data_interval_end=None, logi
     else:
         path = newest_landing_snapshot(landing, end)
     print(f"snapshot {snapshot_id}: {path}")
-    return {"snapshot_id": snapshot_id, "path": str(path), "lake": str(_absolute(params["lake"]))}
+    return {"snapshot_id": snapshot_id, "path": str(path), "lake": str(_absolute(params["lake"])),
+            "driver_java_options": _driver_java_options(path)}
+
+
+def _driver_java_options(path: Path) -> str:
+    """The Spark jobs' driver JVM options for this snapshot, as ``offsetlake run`` would start its
+    own JVM: the class archive, and C1 only when the driver reads the snapshot itself (segment
+    files of at most ``ingest.local_bytes``; its audit, quality and report are as small)."""
+    from jobs.runtime.config import load_config
+    from jobs.runtime.session import driver_java_options
+    from jobs.stages.ingest import read_in_driver
+
+    cfg = load_config()
+    return driver_java_options(cfg, short=read_in_driver([str(path)], cfg.ingest))
 
 
 class AuditSubmitOperator(SparkSubmitOperator):
@@ -146,12 +162,21 @@ def delta_jars() -> str:
     return ",".join(str(j) for j in cached_jars(load_config().jars_dir))
 
 
+def _spark_conf() -> dict[str, str]:
+    """``airflow.spark_conf`` of conf/, the snapshot task's driver JVM options after any given
+    there."""
+    conf = {str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()}
+    given = conf.get(DRIVER_OPTIONS, "")
+    conf[DRIVER_OPTIONS] = (given + " {{ " + SNAPSHOT + "['driver_java_options'] }}").strip()
+    return conf
+
+
 def spark_job(task_id: str, application: str, args: list[str], operator=SparkSubmitOperator,
               **kwargs):
     return operator(
         task_id=task_id, application=str(COMMANDS / application), application_args=args,
         conn_id=SETTINGS.get("spark_conn_id", "spark_default"),
-        conf={str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()},
+        conf=_spark_conf(),
         jars="{{ delta_jars() }}", name=f"offsetlake-{task_id}",
         env_vars={"PYTHONPATH": str(PROJECT_ROOT), "PYSPARK_PYTHON": sys.executable,
                   "PYSPARK_DRIVER_PYTHON": sys.executable},

@@ -106,6 +106,21 @@ def write_lake(prog: str, lake: Path, job) -> int:
                     EXIT_LAKE_STORAGE)
 
 
+def small_snapshot(cfg, requested: str | None) -> bool:
+    """Whether the snapshot a lake command reads (``requested``, else the last in the lake) is one
+    ``offsetlake run`` would read in the driver: its ``raw_records`` files, which hold its segments'
+    bytes, at most ``ingest.local_bytes``. Its job is short then (C1 only: seconds less). Asked of
+    the Delta log, before the session starts; False when the log cannot tell."""
+    from jobs.lake.delta import RAW_RECORDS, logged_snapshot_bytes, logged_snapshot_ids
+    from jobs.stages.segment_rows import ReadLimits
+
+    snapshot_id = requested or (logged_snapshot_ids(cfg.lake_path, RAW_RECORDS) or [None])[-1]
+    if snapshot_id is None:
+        return False
+    size = logged_snapshot_bytes(cfg.lake_path, RAW_RECORDS, snapshot_id)
+    return size is not None and 0 < size <= ReadLimits.from_settings(cfg.ingest).local_bytes
+
+
 def open_snapshot(prog: str, cfg, requested: str | None):
     """(spark, snapshot_id, every snapshot id) of a lake's snapshot to read: ``requested``, or the
     last id in ``raw_records``; an int exit code, said on stderr, when the lake has none."""
@@ -115,7 +130,8 @@ def open_snapshot(prog: str, cfg, requested: str | None):
     if not lake_tables(cfg.lake_path):
         return fail(prog, f"no Delta tables in {cfg.lake_path}; run `offsetlake run` first",
                     EXIT_NO_SEGMENTS)
-    spark = get_spark(cfg, app_name=f"offsetlake-{prog}")
+    spark = get_spark(cfg, app_name=f"offsetlake-{prog}",
+                      short=small_snapshot(cfg, requested))
     snapshots = snapshot_ids(spark, cfg.lake_path)
     snapshot_id = requested or (snapshots or [None])[-1]
     if snapshot_id is None:

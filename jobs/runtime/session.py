@@ -40,6 +40,20 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def driver_java_options(cfg: Config, short: bool = False) -> str:
+    """The options a local driver JVM starts with: offsetlake's log settings, the class archive
+    (``jobs.runtime.cds``) and, for a ``short`` job, ``spark.short_run_java_options``. The DAG
+    hands them to spark-submit (``spark.driver.extraJavaOptions``), where no builder sets them.
+
+    >>> cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": ""})
+    >>> driver_java_options(cfg, short=True)  # doctest: +ELLIPSIS
+    '-Dlog4j.configurationFile=file:.../conf/log4j2.properties -XX:TieredStopAtLevel=1 ...'
+    """
+    return " ".join(o for o in (f"-Dlog4j.configurationFile=file:{LOG4J_CONF}",
+                                cfg.spark.short_run_java_options if short else "",
+                                class_archive_options(cfg)) if o)
+
+
 def configure_builder(builder, cfg: Config, app_name: str | None = None, short: bool = False):
     """Add offsetlake's settings to a ``SparkSession.Builder`` and return it.
 
@@ -57,10 +71,7 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
         builder = builder.master(cfg.spark.master)
         jars = ",".join(str(j) for j in delta_jars(cfg.jars_dir))
         builder = builder.config("spark.jars", jars)
-        java_opts = " ".join(o for o in (f"-Dlog4j.configurationFile=file:{LOG4J_CONF}",
-                                         cfg.spark.short_run_java_options if short else "",
-                                         class_archive_options(cfg)) if o)
-        builder = builder.config("spark.driver.extraJavaOptions", java_opts)
+        builder = builder.config("spark.driver.extraJavaOptions", driver_java_options(cfg, short))
     builder = (builder
                .config("spark.sql.extensions", DELTA_EXTENSION)
                .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
