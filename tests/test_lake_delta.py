@@ -158,3 +158,12 @@ def test_a_table_with_deletion_vectors_is_read_through_delta(spark, tmp_path):
     assert snapshot_files(tmp_path, "t", "a") is None
     got = {r.group_id for r in read_snapshot(spark, tmp_path, "t", "a").collect()}
     assert got == {f"g{i}" for i in range(50)} - {"g7"}
+
+
+def test_a_lake_whose_path_spark_would_read_as_a_pattern_is_read_through_delta(spark, tmp_path):
+    from jobs.lake.delta import snapshot_files
+
+    lake = tmp_path / "lake[1]"
+    replace_snapshot(_rows(spark, [("a", "x", "g", None)]), lake, "t", "a")
+    assert snapshot_files(lake, "t", "a") is None
+    assert [r.group_id for r in read_snapshot(spark, lake, "t", "a").collect()] == ["g"]

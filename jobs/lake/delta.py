@@ -180,6 +180,9 @@ PLAIN_READER_FEATURES = frozenset({"variantType", "variantType-preview", "timest
                                    "vacuumProtocolCheck"})
 
 
+GLOB = frozenset("*?[]{}\\")
+
+
 def snapshot_files(lake: Path, table: str, snapshot_id: str) -> tuple[str, list[str]] | None:
     """(the table's schema as JSON, the Parquet files holding ``snapshot_id``'s rows) when those
     files alone are the snapshot's rows: the log is one :func:`log_state` reads and its protocol
@@ -204,6 +207,8 @@ def snapshot_files(lake: Path, table: str, snapshot_id: str) -> tuple[str, list[
         if add.get("deletionVector") or "://" in path or path.startswith("/"):
             return None
         paths.append(str(root / unquote(path)))
+    if any(c in GLOB for file in paths for c in file):   # Spark would read a pattern
+        return None
     return state.schema, sorted(paths)
 
 
