@@ -216,17 +216,17 @@ def read_table(spark, lake: Path, table: str):
     return spark.read.format("delta").load(table_path(lake, table))
 
 
-def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
-    """The rows of one snapshot in ``table``, with the table's columns: its Parquet files read
-    directly when the Delta log allows (:func:`snapshot_files`), else through Delta. Directly, a
-    query plans no Delta scan and a session loads no table state: on a small snapshot that is
-    most of a query's time (the report's queries, half)."""
+def direct_snapshot(spark, lake: Path, table: str, snapshot_id: str):
+    """``snapshot_id``'s rows of ``table``, with the table's columns, read from its Parquet files
+    when the Delta log allows (:func:`snapshot_files`); None when it does not. Directly, a query
+    plans no Delta scan and a session loads no table state: on a small snapshot that is most of a
+    query's time (the report's queries, half)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     found = snapshot_files(lake, table, snapshot_id)
     if found is None:
-        return read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")
+        return None
     schema_json, paths = found
     schema = StructType.fromJson(json.loads(schema_json))
     stored = StructType([f for f in schema.fields if f.name != "snapshot_id"])
@@ -234,3 +234,12 @@ def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
           else spark.createDataFrame([], stored))
     return df.select(*[F.lit(snapshot_id).alias(f.name) if f.name == "snapshot_id"
                        else F.col(f"`{f.name}`") for f in schema.fields])
+
+
+def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
+    """The rows of one snapshot in ``table``: read directly (:func:`direct_snapshot`) when the
+    Delta log allows, else through Delta."""
+    df = direct_snapshot(spark, lake, table, snapshot_id)
+    if df is None:
+        df = read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")
+    return df

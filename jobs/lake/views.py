@@ -126,15 +126,15 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
     ``sql/`` views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
     in for the lake's tables of the same name. ``materialize``: compute each view of
     :data:`MATERIALIZED` once and hold it, for a caller about to run many views."""
-    from jobs.lake.delta import read_snapshot
+    from jobs.lake.delta import direct_snapshot
 
     catalog = Catalog()
     frames = frames or {}
     for name in sorted(set(lake_tables(lake)) | set(frames)):
         df = frames.get(name)
         if df is None and snapshot_id is not None:
-            df = read_snapshot(spark, lake, name, snapshot_id)
-        elif df is None:
+            df = direct_snapshot(spark, lake, name, snapshot_id)  # None: through Delta, below
+        if df is None:
             df = spark.read.format("delta").load(str(Path(lake).resolve() / name))
         elif df.sparkSession is not spark:
             df = _in_session(spark, df)
