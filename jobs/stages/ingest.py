@@ -296,12 +296,16 @@ def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
 
 def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, decode: bool,
                    range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
-                   limits: ReadLimits | None = None) -> Staged:
+                   limits: ReadLimits | None = None,
+                   plan: tuple[list[RangeTask], int, int] | None = None) -> Staged:
     """Read (and decode) the snapshot once; returns its counts and rows.
 
     The rows are staged as Parquet under ``staging`` by the executors, or, when they come to at
     most ``limits.local_bytes``, read here and held by the driver (``Staged.local``): a small
-    snapshot then starts no Spark task to read it and no Python worker at all."""
+    snapshot then starts no Spark task to read it and no Python worker at all.
+
+    ``plan``: ``(tasks, files, bytes)`` to read instead of every byte of every segment file (an
+    incremental run reads only the batches the lake does not hold: :mod:`jobs.stages.increment`)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -311,7 +315,7 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
         rows, files, ranges, total, source = (_capture_rows(spark, paths[0], snapshot_id, progress,
                                                             decode), 1, 1, 0, "capture")
     else:
-        tasks, files, total = plan_tasks(paths, range_bytes)
+        tasks, files, total = plan or plan_tasks(paths, range_bytes)
         if not files:
             raise FileNotFoundError(f"no __consumer_offsets segment files (*.log) under {paths}")
         print(f"ingest: {files} segment file(s), {total} bytes, {len(tasks)} range(s)", file=progress)

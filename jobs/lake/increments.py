@@ -1,0 +1,67 @@
+"""The incremental lake's own tables: which snapshots it holds, in what order, and what each one
+held of the records the lake keeps once (docs/lake.md, "Across snapshots").
+
+In an incremental lake ``raw_records`` holds each record of ``__consumer_offsets`` once, keyed by
+``(partition, offset)``, under the ``snapshot_id`` of the snapshot that first saw it. A record is
+in snapshot S when it was first seen by S or an earlier snapshot (``snapshots.seq``) and
+compaction had not removed it by S (``record_removals``): compaction only removes records, so a
+record is present in one unbroken run of snapshots. ``batches`` identifies every batch the lake
+has read (:mod:`decoders.log.index`), so the next snapshot skips the ones it holds unchanged.
+
+Every table is partitioned by ``snapshot_id`` and replaced per snapshot like the others; a run
+writes ``snapshots`` last, so a snapshot listed there is complete.
+"""
+
+from __future__ import annotations
+
+SNAPSHOTS = "snapshots"
+SNAPSHOTS_COLUMNS = (
+    ("snapshot_id", "string", "id of the snapshot"),
+    ("seq", "int", "its place in the lake's order of snapshots, from 1"),
+    ("cluster_id", "string", "the Kafka cluster it was taken from (meta.properties, or a "
+                             "capture's manifest); null when the snapshot does not say"),
+    ("source", "string", "segments or capture"),
+    ("records", "bigint", "records (data and control) the snapshot held"),
+    ("new_records", "bigint", "of those, records the lake did not hold before"),
+    ("removed_records", "bigint", "records the previous snapshot held and this one does not "
+                                  "(compaction removed them)"),
+    ("batches_skipped", "bigint", "batches the lake held unchanged (same base offset, checksum "
+                                  "and length), not read again"),
+    ("bytes_read", "bigint", "segment bytes read (the rest was skipped)"),
+    ("newest_timestamp", "bigint", "the newest record timestamp the snapshot held (ms)"),
+)
+
+SNAPSHOT_PARTITIONS = "snapshot_partitions"
+SNAPSHOT_PARTITIONS_COLUMNS = (
+    ("snapshot_id", "string", "id of the snapshot"),
+    ("partition", "int", "partition of __consumer_offsets"),
+    ("log_start_offset", "bigint", "the first offset of the partition's first batch in the "
+                                   "snapshot"),
+    ("log_end_offset", "bigint", "one past the last offset of its last batch"),
+    ("records", "bigint", "records the snapshot held in the partition"),
+    ("new_records", "bigint", "of those, records the lake did not hold before"),
+    ("removed_records", "bigint", "records of the partition the previous snapshot held and this "
+                                  "one does not"),
+)
+
+BATCHES = "batches"
+BATCHES_COLUMNS = (
+    ("snapshot_id", "string", "the snapshot that first read the batch"),
+    ("partition", "int", "partition of __consumer_offsets"),
+    ("base_offset", "bigint", "the batch's base offset (a legacy message's offset)"),
+    ("last_offset", "bigint", "its last offset (kept by compaction)"),
+    ("crc", "bigint", "its stored checksum: a rewrite by the log cleaner has another"),
+    ("length", "int", "its bytes on disk, prefix included"),
+    ("magic", "tinyint", "record format: 0, 1 or 2"),
+    ("records", "int", "records in it (magic 2 recordsCount; null for legacy)"),
+)
+
+RECORD_REMOVALS = "record_removals"
+RECORD_REMOVALS_COLUMNS = (
+    ("snapshot_id", "string", "the first snapshot without the record"),
+    ("partition", "int", "partition of __consumer_offsets"),
+    ("offset", "bigint", "log offset of the record (a row of raw_records)"),
+)
+
+INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
+                    BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS}

@@ -1,0 +1,331 @@
+"""Incremental ingest: a snapshot into a lake that keeps each record once (docs/lake.md, "Across
+snapshots").
+
+The snapshot's segment files are indexed by a header walk (:mod:`decoders.log.index`); a batch
+the lake already holds with the same identity (partition, base offset, checksum, length) is
+skipped, and only the rest is read, by the ingest's own range reader, as byte spans. What was
+read is checked against the lake: a record at a (partition, offset) the lake holds must carry
+the same bytes (a rewritten batch holds a subset of the records it replaced), else the snapshot
+is refused (:class:`LakeConflict`), not merged. Then:
+
+* ``raw_records`` gets the records the lake did not hold, under this snapshot's id;
+* ``record_removals`` the records the previous snapshot held that this one does not: the lake's
+  records of a batch the snapshot no longer holds unchanged, and not read again in its rewrite;
+* ``batches``, ``snapshot_partitions`` and, last, ``snapshots`` (a snapshot listed there is
+  complete: every table is replaced per snapshot, so a rerun after a crash writes it again).
+
+A capture has no batches: all of it is read, and the same checks sort it into held and new.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from decoders.log import list_segments, plan_ranges
+from decoders.log.index import BatchRef, Unindexed, index_segments, spans
+from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot, table_path
+from jobs.lake.bronze import RAW_RECORDS_COLUMNS
+from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS,
+                                  SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS, SNAPSHOTS_COLUMNS)
+from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
+                                raw_records_rows, resolve_snapshot_id, stage_snapshot,
+                                staging_dir)
+from jobs.stages.segment_rows import RangeTask
+
+
+class LakeConflict(ValueError):
+    """The snapshot cannot join the lake: another cluster, older than the lake's newest, or bytes
+    that disagree with the lake's at the same (partition, offset)."""
+
+
+@dataclass
+class IncrementPlan:
+    """What to read of a snapshot's segment files, and what it holds that the lake has."""
+    held: list[BatchRef]                      # skipped: the lake holds them unchanged
+    read: list[BatchRef | Unindexed]          # new or rewritten batches, damage
+    tasks: list[RangeTask]
+    files: int
+    bytes_total: int
+    ends: dict[int | None, tuple[int, int]] = field(default_factory=dict)  # partition: start, end
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(item.length for item in self.read)
+
+
+def plan_increment(segments, held_identities: set, range_bytes: int) -> IncrementPlan:
+    """Sort the snapshot's entries into held (identity in ``held_identities``) and to read; the
+    spans to read cut into tasks of at most ``range_bytes`` (a cut inside an entry is fine: a
+    task reads the entries that start in it)."""
+    held, read, ends, files, total = [], [], {}, 0, 0
+    for segment in segments:
+        files, total = files + 1, total + segment.size
+        for item in index_segments([segment]):
+            if isinstance(item, BatchRef):
+                start, end = ends.get(item.partition, (item.base_offset, item.last_offset + 1))
+                ends[item.partition] = (min(start, item.base_offset),
+                                        max(end, item.last_offset + 1))
+                if item.identity in held_identities:
+                    held.append(item)
+                    continue
+            read.append(item)
+    tasks = [RangeTask(path, partition, start + a, start + b)
+             for path, partition, start, end in spans(read)
+             for a, b in plan_ranges(end - start, range_bytes)]
+    return IncrementPlan(held, read, tasks, files, total, ends)
+
+
+def cluster_id(paths: list[str]) -> str | None:
+    """The cluster the snapshot comes from: a capture's manifest, else ``cluster.id`` of a
+    ``meta.properties`` in a snapshot directory (beside the partition directories, as in a
+    broker's log dir) or above a partition directory given alone."""
+    manifest = capture_manifest(paths)
+    if manifest is not None:
+        return manifest.get("cluster_id")
+    for path in map(Path, paths):
+        for candidate in (path / "meta.properties", path.parent / "meta.properties"):
+            if candidate.is_file():
+                for line in candidate.read_text().splitlines():
+                    key, _, value = line.partition("=")
+                    if key.strip() == "cluster.id":
+                        return value.strip()
+    return None
+
+
+@dataclass
+class LakeOrder:
+    """The snapshots an incremental lake lists (``snapshots``), as ``(id, seq, cluster)``."""
+    rows: list[tuple[str, int, str | None]]
+
+    @classmethod
+    def read(cls, spark, lake: Path) -> LakeOrder:
+        if not (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir():
+            return cls([])
+        rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
+        return cls(sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1]))
+
+    def seq_for(self, snapshot_id: str) -> int:
+        """The snapshot's place: its own on a rerun of the newest, else after the newest."""
+        for sid, seq, _ in self.rows:
+            if sid == snapshot_id:
+                if seq != self.rows[-1][1]:
+                    raise LakeConflict(
+                        f"snapshot {snapshot_id!r} is not the lake's newest "
+                        f"({self.rows[-1][0]!r}): ingesting it again would change the history "
+                        f"of the snapshots after it")
+                return seq
+        return self.rows[-1][1] + 1 if self.rows else 1
+
+    def before(self, seq: int) -> list[str]:
+        return [sid for sid, s, _ in self.rows if s < seq]
+
+
+def _frame(spark, rows: list[tuple], columns) -> object:
+    return spark.createDataFrame(rows, ", ".join(f"`{n}` {t}" for n, t, _ in columns))
+
+
+def _in(column: str, ids: list[str]):
+    from pyspark.sql import functions as F
+
+    return F.col(column).isin(ids) if ids else F.lit(False)
+
+
+@dataclass
+class IncrementReport:
+    snapshot_id: str
+    seq: int
+    records: int
+    new_records: int
+    removed_records: int
+    batches_skipped: int
+    bytes_total: int
+    bytes_read: int
+    rows_quarantined: int
+    seconds: float
+
+    def summary(self) -> str:
+        return (f"snapshot {self.snapshot_id} (#{self.seq} of the lake): {self.records} records, "
+                f"{self.new_records} new, {self.removed_records} removed since the previous "
+                f"snapshot; {self.batches_skipped} batches held unchanged skipped, "
+                f"{self.bytes_read}/{self.bytes_total} segment bytes read, "
+                f"{self.rows_quarantined} unit(s) quarantined ({self.seconds:.1f}s)")
+
+
+def _check_order(order: LakeOrder, snapshot_id: str, cluster: str | None, ends: dict,
+                 newest_ends: dict) -> None:
+    clusters = {c for _, _, c in order.rows if c is not None}
+    if cluster is not None and clusters and cluster not in clusters:
+        raise LakeConflict(f"snapshot {snapshot_id!r} is of cluster {cluster!r}; the lake holds "
+                           f"cluster {sorted(clusters)[0]!r}: use another lake")
+    behind = sorted(p for p, (_, end) in ends.items() if end < newest_ends.get(p, end))
+    if behind:
+        raise LakeConflict(f"snapshot {snapshot_id!r} is older than the lake's newest: "
+                           f"partition(s) {behind} end before the newest snapshot's end")
+
+
+def _conflicts(read_rows, held):
+    """Rows read at a (partition, offset) the lake holds whose bytes differ from the lake's."""
+    from pyspark.sql import functions as F
+
+    compared = ("key", "value", "timestamp", "is_control", "producer_id")
+    mine = read_rows.select("partition", "offset", *[F.col(c).alias(f"read_{c}") for c in compared])
+    joined = mine.join(held.select("partition", "offset", *compared), ["partition", "offset"])
+    same = F.lit(True)
+    for c in compared:
+        same = same & F.col(f"read_{c}").eqNullSafe(F.col(c))
+    return joined.where(~same).select("partition", "offset")
+
+
+def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
+                     range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                     limits=None) -> IncrementReport:
+    """Ingest a snapshot into an incremental lake: only what the lake does not hold is read and
+    written (module docstring). Raises :class:`LakeConflict` before writing anything when the
+    snapshot cannot join the lake.
+
+    >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
+    41230
+    """
+    from pyspark.sql import functions as F
+
+
+    started = time.monotonic()
+    snapshot_id = resolve_snapshot_id(paths, snapshot_id)
+    order = LakeOrder.read(spark, lake)
+    seq = order.seq_for(snapshot_id)
+    earlier = order.before(seq)
+    cluster = cluster_id(paths)
+    capture = capture_manifest(paths) is not None
+    held_ids: set = set()
+    if earlier:
+        held_ids = {tuple(r) for r in read_table(spark, lake, BATCHES)
+                    .where(_in("snapshot_id", earlier))
+                    .select("partition", "base_offset", "crc", "length").collect()}
+    plan = None if capture else plan_increment(list_segments(paths), held_ids, range_bytes)
+    newest_ends = {}
+    if earlier:
+        newest_ends = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
+                       .where(F.col("snapshot_id") == earlier[-1])
+                       .select("partition", "log_end_offset").collect()}
+    _check_order(order, snapshot_id, cluster, plan.ends if plan else {}, newest_ends)
+    if plan is not None:
+        print(f"ingest: {len(plan.held)} batch(es) the lake holds skipped, {len(plan.read)} "
+              f"entr(ies) to read: {plan.bytes_read} of {plan.bytes_total} bytes", file=progress)
+    staging = staging_dir(lake, snapshot_id)
+    try:
+        staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
+                                range_bytes=range_bytes, progress=progress, limits=limits,
+                                plan=None if plan is None else (plan.tasks, plan.files,
+                                                                plan.bytes_read))
+        rows = staged.rows
+        read_rows = raw_records_rows(rows)
+        lake_rows = (read_table(spark, lake, RAW_RECORDS).where(_in("snapshot_id", earlier))
+                     if earlier else read_rows.limit(0))
+        removed_before = (read_table(spark, lake, RECORD_REMOVALS)
+                          .where(_in("snapshot_id", earlier)).select("partition", "offset")
+                          if earlier else None)
+        bad = _conflicts(read_rows, lake_rows).limit(5).collect() if earlier else []
+        if bad:
+            raise LakeConflict(
+                f"snapshot {snapshot_id!r} disagrees with the lake at "
+                + ", ".join(f"partition {r[0]} offset {r[1]}" for r in bad)
+                + ": the same (partition, offset) with other bytes (another cluster, or a log "
+                  "truncated and written again); nothing was written")
+        keys = ["partition", "offset"]
+        new_rows = read_rows.join(lake_rows.select(*keys), keys, "left_anti")
+        present_before = lake_rows.select(*keys, "batch_base_offset")
+        if removed_before is not None:
+            present_before = present_before.join(removed_before, keys, "left_anti")
+        held_bases = _frame(spark, sorted({(b.partition, b.base_offset) for b in (plan.held if plan else [])}),
+                            (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
+        removed = (present_before.join(held_bases, ["partition", "batch_base_offset"], "left_anti")
+                   .join(read_rows.select(*keys), keys, "left_anti")
+                   .select(F.lit(snapshot_id).alias("snapshot_id"), *keys))
+        counts = _partition_counts(present_before, removed, new_rows, read_rows)
+        replace_snapshot(new_rows.select(*[c for c, _, _ in RAW_RECORDS_COLUMNS]), lake,
+                         RAW_RECORDS, snapshot_id)
+        replace_snapshot(ingest_quarantine_rows(rows), lake, QUARANTINE, snapshot_id,
+                         only=INGEST_STAGES)
+        replace_snapshot(removed, lake, RECORD_REMOVALS, snapshot_id)
+        batches = [(snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
+                    b.magic, b.records)
+                   for b in (plan.read if plan else []) if isinstance(b, BatchRef)]
+        replace_snapshot(_frame(spark, batches, BATCHES_COLUMNS), lake, BATCHES, snapshot_id)
+        ends = plan.ends if plan else counts.pop("ends")
+        parts = [(snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p])
+                 for p in sorted(counts["partitions"])]
+        replace_snapshot(_frame(spark, parts, SNAPSHOT_PARTITIONS_COLUMNS), lake,
+                         SNAPSHOT_PARTITIONS, snapshot_id)
+        total = sum(c[0] for c in counts["partitions"].values())
+        new = sum(c[1] for c in counts["partitions"].values())
+        gone = sum(c[2] for c in counts["partitions"].values())
+        newest = _newest(spark, lake, earlier, read_rows)
+        report = IncrementReport(snapshot_id, seq, total, new, gone,
+                                 len(plan.held) if plan else 0,
+                                 plan.bytes_total if plan else 0,
+                                 plan.bytes_read if plan else 0,
+                                 staged.units_quarantined, 0.0)
+        replace_snapshot(_frame(spark, [(snapshot_id, seq, cluster, staged.source, total, new,
+                                         gone, report.batches_skipped, report.bytes_read,
+                                         newest)], SNAPSHOTS_COLUMNS),
+                         lake, SNAPSHOTS, snapshot_id)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _partition_counts(present_before, removed, new_rows, read_rows) -> dict:
+    """Per partition: (records held, new, removed); and, from what was read, each partition's
+    offsets (a capture's log start and end, which it has no batches for)."""
+    from pyspark.sql import functions as F
+
+    def by_partition(frame) -> dict:
+        return {r[0]: r[1] for r in frame.groupBy("partition").count().collect()}
+
+    before, gone, new = by_partition(present_before), by_partition(removed), by_partition(new_rows)
+    parts = {p: (before.get(p, 0) - gone.get(p, 0) + new.get(p, 0), new.get(p, 0), gone.get(p, 0))
+             for p in set(before) | set(new) | set(gone)}
+    ends = {r[0]: (r[1], r[2] + 1) for r in read_rows.groupBy("partition")
+            .agg(F.min("offset"), F.max("offset")).collect()}
+    return {"partitions": parts, "ends": ends}
+
+
+def _newest(spark, lake: Path, earlier: list[str], read_rows) -> int | None:
+    """The newest record timestamp the lake holds up to this snapshot: what was read now, or
+    the previous snapshot's (compaction keeps the newest record of every key)."""
+    from pyspark.sql import functions as F
+
+    now = read_rows.agg(F.max("timestamp")).collect()[0][0]
+    before = None
+    if earlier:
+        rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == earlier[-1])
+                .select("newest_timestamp").collect())
+        before = rows[0][0] if rows else None
+    known = [t for t in (now, before) if t is not None]
+    return max(known) if known else None
+
+
+def snapshot_rows(spark, lake: Path, table: str, snapshot_id: str):
+    """The rows of a record-keyed table (``raw_records``) the snapshot held, as a full ingest of
+    it would have them under its id: the rows first seen by it or an earlier snapshot, less
+    those removed by then. ``source_file`` and ``file_position`` say where a record was first
+    read."""
+    from pyspark.sql import functions as F
+
+    order = LakeOrder.read(spark, lake)
+    seqs = {sid: seq for sid, seq, _ in order.rows}
+    if snapshot_id not in seqs:
+        raise KeyError(f"the lake lists no snapshot {snapshot_id!r} (snapshots: "
+                       f"{[sid for sid, _, _ in order.rows]})")
+    upto = order.before(seqs[snapshot_id] + 1)
+    removed = (read_table(spark, lake, RECORD_REMOVALS).where(_in("snapshot_id", upto))
+               .select("partition", "offset"))
+    rows = read_table(spark, lake, table).where(_in("snapshot_id", upto))
+    return (rows.join(removed, ["partition", "offset"], "left_anti")
+            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))

@@ -1,0 +1,170 @@
+"""Incremental ingest (jobs.stages.increment): each record once, compaction's removals kept, only
+new batches read, and a snapshot that cannot join the lake refused before anything is written.
+
+The snapshots are written byte-exactly with decoders.log.writer as a broker's log cleaner leaves
+them: the second snapshot has partition 0's first batch rewritten (the same base and last
+offset, two of its three records removed, so another checksum), two batches unchanged, a new
+segment with two new records, and partition 1 unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from decoders.log.directory import list_segments
+from decoders.log.index import BatchRef, index_segments
+from decoders.log.types import LogRecord
+from decoders.log.writer import encode_batch, write_segment
+from jobs.lake import RAW_RECORDS, read_table
+from jobs.lake.delta import table_version
+from jobs.lake.increments import BATCHES, RECORD_REMOVALS, SNAPSHOT_PARTITIONS, SNAPSHOTS
+from jobs.stages.increment import LakeConflict, ingest_increment, snapshot_rows
+from jobs.stages.ingest import ingest
+
+CLUSTER = "vUq5oPZxQ3GQkZ6pT1x2Yw"
+T = 1_700_000_000_000
+
+
+def _rec(offset: int, key: str, value: str | None) -> LogRecord:
+    return LogRecord(offset, T + offset, key.encode(), None if value is None else value.encode())
+
+
+B0 = [_rec(0, "k0", "a"), _rec(1, "k1", "b"), _rec(2, "k2", "c")]
+B1 = [_rec(3, "k0", "d"), _rec(4, "k3", "e")]
+B2 = [_rec(5, "k1", None)]
+B3 = [_rec(6, "k3", "f"), _rec(7, "k4", "g")]
+P1 = [_rec(0, "x0", "p"), _rec(1, "x1", "q")]
+
+
+def _snapshot(root: Path, partitions: dict[int, dict[int, list[bytes]]],
+              cluster: str | None = CLUSTER) -> Path:
+    for partition, segments in partitions.items():
+        directory = root / f"__consumer_offsets-{partition}"
+        directory.mkdir(parents=True)
+        for base, batches in segments.items():
+            write_segment(directory / f"{base:020d}.log", batches)
+    if cluster:
+        (root / "meta.properties").write_text(f"version=1\ncluster.id={cluster}\nnode.id=1\n")
+    return root
+
+
+def _batch(records, **kw) -> bytes:
+    return encode_batch(records, base_offset=records[0].offset if records else 0, **kw)
+
+
+@pytest.fixture
+def series(tmp_path):
+    s1 = _snapshot(tmp_path / "s1", {0: {0: [_batch(B0), _batch(B1), _batch(B2)]},
+                                     1: {0: [_batch(P1)]}})
+    rewritten = encode_batch([B0[2]], base_offset=0, last_offset=2)
+    s2 = _snapshot(tmp_path / "s2", {0: {0: [rewritten, _batch(B1), _batch(B2)], 6: [_batch(B3)]},
+                                     1: {0: [_batch(P1)]}})
+    return tmp_path, s1, s2
+
+
+def _rows(frame, *columns) -> set[tuple]:
+    return {tuple(r) for r in frame.select(*columns).collect()}
+
+
+def test_the_index_keeps_a_rewritten_batch_s_offsets_and_changes_its_checksum(series):
+    _, s1, s2 = series
+    first = [b for b in index_segments(list_segments([s1])) if b.partition == 0]
+    second = [b for b in index_segments(list_segments([s2])) if b.partition == 0]
+    assert all(isinstance(b, BatchRef) for b in first + second)
+    assert [(b.base_offset, b.last_offset, b.records) for b in first] == [(0, 2, 3), (3, 4, 2),
+                                                                         (5, 5, 1)]
+    assert [(b.base_offset, b.last_offset, b.records) for b in second] == [
+        (0, 2, 1), (3, 4, 2), (5, 5, 1), (6, 7, 2)]
+    assert first[0].crc != second[0].crc and first[0].length > second[0].length
+    assert [b.identity for b in first[1:]] == [b.identity for b in second[1:3]]
+
+
+def test_each_record_is_kept_once_and_compaction_s_removals_are_recorded(spark, series):
+    root, s1, s2 = series
+    lake = root / "lake"
+    one = ingest_increment(spark, lake, [str(s1)], progress=open("/dev/null", "w"))
+    two = ingest_increment(spark, lake, [str(s2)], progress=open("/dev/null", "w"))
+    assert (one.seq, one.records, one.new_records, one.removed_records) == (1, 8, 8, 0)
+    assert (two.seq, two.records, two.new_records, two.removed_records) == (2, 8, 2, 2)
+    assert two.batches_skipped == 3      # B1, B2 and partition 1's batch, not read again
+    assert two.bytes_read == len(encode_batch([B0[2]], base_offset=0, last_offset=2)) + len(
+        _batch(B3))
+    raw = read_table(spark, lake, RAW_RECORDS)
+    assert sorted(_rows(raw, "snapshot_id", "partition", "offset", "key")) == sorted(
+        [("s1", 0, r.offset, r.key) for r in B0 + B1 + B2]
+        + [("s1", 1, r.offset, r.key) for r in P1]
+        + [("s2", 0, r.offset, r.key) for r in B3])
+    assert _rows(read_table(spark, lake, RECORD_REMOVALS), "snapshot_id", "partition",
+                 "offset") == {("s2", 0, 0), ("s2", 0, 1)}
+    assert _rows(read_table(spark, lake, SNAPSHOTS), "snapshot_id", "seq", "cluster_id",
+                 "records", "new_records", "removed_records", "newest_timestamp") == {
+        ("s1", 1, CLUSTER, 8, 8, 0, T + 5), ("s2", 2, CLUSTER, 8, 2, 2, T + 7)}
+    assert _rows(read_table(spark, lake, SNAPSHOT_PARTITIONS).where("snapshot_id = 's2'"),
+                 "partition", "log_start_offset", "log_end_offset", "records", "new_records",
+                 "removed_records") == {(0, 0, 8, 6, 2, 2), (1, 0, 2, 2, 0, 0)}
+    # the rewritten batch is a new version of base offset 0; the unchanged ones are listed once
+    assert sorted(_rows(read_table(spark, lake, BATCHES), "snapshot_id", "partition",
+                        "base_offset", "records")) == [
+        ("s1", 0, 0, 3), ("s1", 0, 3, 2), ("s1", 0, 5, 1), ("s1", 1, 0, 2),
+        ("s2", 0, 0, 1), ("s2", 0, 6, 2)]
+
+
+def test_each_snapshot_s_view_is_what_a_full_ingest_of_it_reads(spark, series):
+    root, s1, s2 = series
+    lake, full = root / "lake", root / "full"
+    quiet = open("/dev/null", "w")
+    for snap in (s1, s2):
+        ingest_increment(spark, lake, [str(snap)], progress=quiet)
+        ingest(spark, full, [str(snap)], progress=quiet)
+    columns = [c for c in read_table(spark, full, RAW_RECORDS).columns
+               if c not in ("source_file", "file_position")]   # where the record was first read
+    for sid in ("s1", "s2"):
+        view = snapshot_rows(spark, lake, RAW_RECORDS, sid)
+        expected = read_table(spark, full, RAW_RECORDS).where(f"snapshot_id = '{sid}'")
+        assert sorted(_rows(view, *columns)) == sorted(_rows(expected, *columns)), sid
+    assert sorted(r[0] for r in snapshot_rows(spark, lake, RAW_RECORDS, "s2")
+                  .where("partition = 0").select("offset").collect()) == [2, 3, 4, 5, 6, 7]
+
+
+def _versions(lake: Path) -> dict[str, int]:
+    return {t: table_version(lake, t) for t in (RAW_RECORDS, RECORD_REMOVALS, BATCHES,
+                                                SNAPSHOTS, SNAPSHOT_PARTITIONS)}
+
+
+def test_a_snapshot_that_cannot_join_the_lake_is_refused_and_nothing_is_written(spark, series):
+    root, s1, s2 = series
+    lake, quiet = root / "lake", open("/dev/null", "w")
+    ingest_increment(spark, lake, [str(s1)], progress=quiet)
+    ingest_increment(spark, lake, [str(s2)], progress=quiet)
+    before = _versions(lake)
+    other_bytes = _snapshot(root / "s3", {0: {0: [_batch(B1)],
+                                              6: [_batch([_rec(6, "k3", "other"), B3[1]])]}})
+    with pytest.raises(LakeConflict, match=r"partition 0 offset 6: the same \(partition, offset\)"):
+        ingest_increment(spark, lake, [str(other_bytes)], progress=quiet)
+    older = _snapshot(root / "s0", {0: {0: [_batch(B0)]}, 1: {0: [_batch(P1)]}})
+    with pytest.raises(LakeConflict, match=r"older than the lake's newest: partition\(s\) \[0\]"):
+        ingest_increment(spark, lake, [str(older)], progress=quiet)
+    elsewhere = _snapshot(root / "s4", {0: {0: [_batch(B0)]}}, cluster="another-cluster-id")
+    with pytest.raises(LakeConflict, match="of cluster 'another-cluster-id'"):
+        ingest_increment(spark, lake, [str(elsewhere)], progress=quiet)
+    with pytest.raises(LakeConflict, match="'s1' is not the lake's newest"):
+        ingest_increment(spark, lake, [str(s1)], progress=quiet)
+    assert _versions(lake) == before
+
+
+def test_the_newest_snapshot_ingested_again_leaves_the_same_tables(spark, series):
+    root, s1, s2 = series
+    lake, quiet = root / "lake", open("/dev/null", "w")
+    ingest_increment(spark, lake, [str(s1)], progress=quiet)
+    ingest_increment(spark, lake, [str(s2)], progress=quiet)
+
+    def content():
+        return {t: sorted(map(str, read_table(spark, lake, t).collect()))
+                for t in (RAW_RECORDS, RECORD_REMOVALS, BATCHES, SNAPSHOTS, SNAPSHOT_PARTITIONS)}
+
+    first = content()
+    again = ingest_increment(spark, lake, [str(s2)], progress=quiet)
+    assert (again.seq, again.new_records, again.removed_records) == (2, 2, 2)
+    assert content() == first
