@@ -9,6 +9,7 @@ segment with two new records, and partition 1 unchanged.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -84,8 +85,8 @@ def test_the_index_keeps_a_rewritten_batch_s_offsets_and_changes_its_checksum(se
 def test_each_record_is_kept_once_and_compaction_s_removals_are_recorded(spark, series):
     root, s1, s2 = series
     lake = root / "lake"
-    one = ingest_increment(spark, lake, [str(s1)], progress=open("/dev/null", "w"))
-    two = ingest_increment(spark, lake, [str(s2)], progress=open("/dev/null", "w"))
+    one = ingest_increment(spark, lake, [str(s1)], progress=io.StringIO())
+    two = ingest_increment(spark, lake, [str(s2)], progress=io.StringIO())
     assert (one.seq, one.records, one.new_records, one.removed_records) == (1, 8, 8, 0)
     assert (two.seq, two.records, two.new_records, two.removed_records) == (2, 8, 2, 2)
     assert two.batches_skipped == 3      # B1, B2 and partition 1's batch, not read again
@@ -114,7 +115,7 @@ def test_each_record_is_kept_once_and_compaction_s_removals_are_recorded(spark, 
 def test_each_snapshot_s_view_is_what_a_full_ingest_of_it_reads(spark, series):
     root, s1, s2 = series
     lake, full = root / "lake", root / "full"
-    quiet = open("/dev/null", "w")
+    quiet = io.StringIO()
     for snap in (s1, s2):
         ingest_increment(spark, lake, [str(snap)], progress=quiet)
         ingest(spark, full, [str(snap)], progress=quiet)
@@ -135,7 +136,7 @@ def _versions(lake: Path) -> dict[str, int]:
 
 def test_a_snapshot_that_cannot_join_the_lake_is_refused_and_nothing_is_written(spark, series):
     root, s1, s2 = series
-    lake, quiet = root / "lake", open("/dev/null", "w")
+    lake, quiet = root / "lake", io.StringIO()
     ingest_increment(spark, lake, [str(s1)], progress=quiet)
     ingest_increment(spark, lake, [str(s2)], progress=quiet)
     before = _versions(lake)
@@ -152,11 +153,15 @@ def test_a_snapshot_that_cannot_join_the_lake_is_refused_and_nothing_is_written(
     with pytest.raises(LakeConflict, match="'s1' is not the lake's newest"):
         ingest_increment(spark, lake, [str(s1)], progress=quiet)
     assert _versions(lake) == before
+    full = root / "full"
+    ingest(spark, full, [str(s1)], progress=quiet)
+    with pytest.raises(LakeConflict, match=r"holds snapshots ingested in full \(s1\)"):
+        ingest_increment(spark, full, [str(s2)], progress=quiet)
 
 
 def test_the_newest_snapshot_ingested_again_leaves_the_same_tables(spark, series):
     root, s1, s2 = series
-    lake, quiet = root / "lake", open("/dev/null", "w")
+    lake, quiet = root / "lake", io.StringIO()
     ingest_increment(spark, lake, [str(s1)], progress=quiet)
     ingest_increment(spark, lake, [str(s2)], progress=quiet)
 
@@ -168,3 +173,53 @@ def test_the_newest_snapshot_ingested_again_leaves_the_same_tables(spark, series
     again = ingest_increment(spark, lake, [str(s2)], progress=quiet)
     assert (again.seq, again.new_records, again.removed_records) == (2, 2, 2)
     assert content() == first
+
+
+def test_decoded_tables_of_a_first_snapshot_are_the_full_run_s_and_an_unchanged_one_adds_nothing(
+        spark, tmp_path, tmp_path_factory):
+    from pyspark.sql import functions as F
+
+    from jobs.lake import QUARANTINE, RECORDS
+    from jobs.lake.downgrade import RECORD_FACTS
+    from support.lake_fixture import SAMPLE, sample_lake
+
+    full = sample_lake(spark, tmp_path_factory)
+    lake, quiet = tmp_path / "lake", io.StringIO()
+    first = ingest_increment(spark, lake, [str(SAMPLE)], progress=quiet, decode=True)
+    assert first.new_records == first.records > 0 and first.removed_records == 0
+
+    def content(path, table):
+        frame = read_table(spark, path, table)
+        if "value" in frame.columns and table == RECORDS:
+            frame = frame.withColumn("value", F.to_json("value"))
+        return sorted(map(str, frame.collect()))
+
+    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS, QUARANTINE):
+        assert content(lake, table) == content(full, table), table
+    again = ingest_increment(spark, lake, [str(SAMPLE)], "kafka-4.3.1-again", progress=quiet,
+                             decode=True)
+    assert (again.seq, again.records, again.new_records, again.removed_records,
+            again.bytes_read) == (2, first.records, 0, 0, 0)
+    assert again.batches_skipped == len(read_table(spark, lake, BATCHES).collect())
+    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS):
+        assert read_table(spark, lake, table).where("snapshot_id = 'kafka-4.3.1-again'").count() == 0
+
+
+def test_the_ingest_command_builds_an_incremental_lake_and_refuses_what_cannot_join(
+        spark, series, capsys):
+    from jobs.cli import main as offsetlake
+    from jobs.commands.inputs import EXIT_LAKE_CONFLICT
+
+    root, s1, s2 = series
+    lake = str(root / "lake")
+    assert offsetlake(["ingest", str(s1), "--lake", lake, "--incremental"]) == 0
+    assert "snapshot s1 (#1 of the lake): 8 records, 8 new" in capsys.readouterr().out
+    elsewhere = _snapshot(root / "s4", {0: {0: [_batch(B0)]}}, cluster="another-cluster-id")
+    assert offsetlake(["ingest", str(elsewhere), "--lake", lake, "--incremental"]) == \
+        EXIT_LAKE_CONFLICT
+    assert "of cluster 'another-cluster-id'; the lake holds cluster" in capsys.readouterr().err
+    for command in (["ingest", str(s2)], ["run", str(s2)]):
+        assert offsetlake([*command, "--lake", lake]) == EXIT_LAKE_CONFLICT
+        assert "is an incremental lake" in capsys.readouterr().err
+    assert offsetlake(["ingest", str(s2), "--lake", lake, "--incremental"]) == 0
+    assert "snapshot s2 (#2 of the lake): 8 records, 2 new, 2 removed" in capsys.readouterr().out

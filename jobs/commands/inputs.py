@@ -21,6 +21,7 @@ EXIT_NO_SEGMENTS = 5     # an input holds nothing to read (no .log segment, no D
 EXIT_LAKE_STORAGE = 6    # the lake cannot be written (no space left, read-only, permissions)
 EXIT_LAKE_BUSY = 7       # another offsetlake job is writing the same lake
 EXIT_FINDINGS = 8        # the audit found findings at or above --fail-on
+EXIT_LAKE_CONFLICT = 9   # the snapshot cannot join the lake (incremental lakes; nothing written)
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -32,7 +33,10 @@ exit codes:
   5  an input holds nothing to read (no __consumer_offsets .log segment, no Delta table)
   6  the lake cannot be written (no space left on device, read-only, permissions)
   7  another offsetlake job is writing the same lake (it is left untouched)
-  8  the audit found findings at or above --fail-on (audit, run --audit)"""
+  8  the audit found findings at or above --fail-on (audit, run --audit)
+  9  the snapshot cannot join the lake, nothing was written: another cluster, older than
+     the lake's newest, other bytes at an offset the lake holds, or a lake of the other kind
+     (incremental or full)"""
 
 
 def fail(prog: str, message: str, code: int) -> int:

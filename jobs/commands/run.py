@@ -47,6 +47,15 @@ def run(args: argparse.Namespace) -> int:
     refused = check_inputs("run", args.paths)
     if refused is not None:
         return refused
+    from jobs.stages.increment import is_incremental
+
+    if is_incremental(cfg.lake_path):
+        from jobs.commands.inputs import EXIT_LAKE_CONFLICT
+
+        return fail("run", f"{cfg.lake_path} is an incremental lake (it keeps each record once, "
+                           "written by `offsetlake ingest --incremental`); `run` replays a "
+                           "snapshot into a lake of full snapshots: give it another --lake",
+                    EXIT_LAKE_CONFLICT)
     if args.target_version and not args.audit:
         return fail("run", "--target-version needs --audit", EXIT_USAGE)
     from jobs.commands.audit import parse_targets

@@ -29,6 +29,7 @@ from decoders.log import list_segments, plan_ranges
 from decoders.log.index import BatchRef, Unindexed, index_segments, spans
 from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot, table_path
 from jobs.lake.bronze import RAW_RECORDS_COLUMNS
+from jobs.lake.delta import logged_snapshot_ids
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS,
                                   SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS, SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
@@ -80,6 +81,11 @@ def plan_increment(segments, held_identities: set, range_bytes: int) -> Incremen
     return IncrementPlan(held, read, tasks, files, total, ends)
 
 
+def is_incremental(lake: Path) -> bool:
+    """Whether ``lake`` is an incremental lake (it lists its snapshots in ``snapshots``)."""
+    return (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir()
+
+
 def cluster_id(paths: list[str]) -> str | None:
     """The cluster the snapshot comes from: a capture's manifest, else ``cluster.id`` of a
     ``meta.properties`` in a snapshot directory (beside the partition directories, as in a
@@ -104,7 +110,7 @@ class LakeOrder:
 
     @classmethod
     def read(cls, spark, lake: Path) -> LakeOrder:
-        if not (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir():
+        if not is_incremental(lake):
             return cls([])
         rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
         return cls(sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1]))
@@ -183,10 +189,12 @@ def _conflicts(read_rows, held):
 
 def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
                      range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
-                     limits=None) -> IncrementReport:
+                     limits=None, decode: bool = False) -> IncrementReport:
     """Ingest a snapshot into an incremental lake: only what the lake does not hold is read and
     written (module docstring). Raises :class:`LakeConflict` before writing anything when the
-    snapshot cannot join the lake.
+    snapshot cannot join the lake. ``decode``: the new records are decoded as they are read
+    (once) into ``records``, ``record_facts`` and the decode rows of ``quarantine``, as a full
+    run's bronze stage writes them.
 
     >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
     41230
@@ -197,6 +205,11 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
     started = time.monotonic()
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
     order = LakeOrder.read(spark, lake)
+    full = sorted(set(logged_snapshot_ids(lake, RAW_RECORDS) or ())
+                  - {sid for sid, _, _ in order.rows})
+    if full:
+        raise LakeConflict(f"the lake {lake} holds snapshots ingested in full ({', '.join(full)}): "
+                           "an incremental lake keeps each record once; use another lake")
     seq = order.seq_for(snapshot_id)
     earlier = order.before(seq)
     cluster = cluster_id(paths)
@@ -218,7 +231,7 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
               f"entr(ies) to read: {plan.bytes_read} of {plan.bytes_total} bytes", file=progress)
     staging = staging_dir(lake, snapshot_id)
     try:
-        staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=False,
+        staged = stage_snapshot(spark, paths, snapshot_id, staging, decode=decode,
                                 range_bytes=range_bytes, progress=progress, limits=limits,
                                 plan=None if plan is None else (plan.tasks, plan.files,
                                                                 plan.bytes_read))
@@ -251,6 +264,9 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
                          RAW_RECORDS, snapshot_id)
         replace_snapshot(ingest_quarantine_rows(rows), lake, QUARANTINE, snapshot_id,
                          only=INGEST_STAGES)
+        if decode:
+            _write_decoded(lake, snapshot_id, rows.join(lake_rows.select(*keys), keys,
+                                                        "left_anti"))
         replace_snapshot(removed, lake, RECORD_REMOVALS, snapshot_id)
         batches = [(snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
                     b.magic, b.records)
@@ -329,3 +345,21 @@ def snapshot_rows(spark, lake: Path, table: str, snapshot_id: str):
     rows = read_table(spark, lake, table).where(_in("snapshot_id", upto))
     return (rows.join(removed, ["partition", "offset"], "left_anti")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+def _write_decoded(lake: Path, snapshot_id: str, new_rows) -> None:
+    """``records``, ``record_facts`` and the decode rows of ``quarantine`` of the new records
+    (staged rows with their decoded columns), as the full run's bronze stage writes them."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake import RECORDS
+    from jobs.lake.downgrade import RECORD_FACTS
+    from jobs.stages.decode import (DECODE_STAGE, quarantine_columns, record_facts_columns,
+                                    records_columns)
+
+    data = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control"))
+    ok = F.col("error_reason").isNull()
+    replace_snapshot(data.where(ok).select(*records_columns()), lake, RECORDS, snapshot_id)
+    replace_snapshot(data.select(*record_facts_columns()), lake, RECORD_FACTS, snapshot_id)
+    replace_snapshot(quarantine_columns(data.where(~ok)), lake, QUARANTINE, snapshot_id,
+                     only=DECODE_STAGE)

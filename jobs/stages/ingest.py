@@ -255,6 +255,8 @@ def read_here(snapshot_id: str, tasks: list[RangeTask], limits: ReadLimits,
         if size > limits.local_bytes:
             return None
         batches.append(batch)
+    if not batches:   # nothing to read (an incremental run that holds every batch)
+        return staged_schema(decode).empty_table()
     return pa.Table.from_batches(batches, staged_schema(decode))
 
 

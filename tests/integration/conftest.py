@@ -182,3 +182,21 @@ def _consumer_protocol_group(bootstrap: str) -> str | None:
     finally:
         consumer.close()
     return CONSUMER_PROTOCOL_GROUP
+
+
+@pytest.fixture(scope="session")
+def compaction_series(tmp_path_factory):
+    """Six snapshots of one broker's ``__consumer_offsets`` taken while its log cleaner compacts
+    it (:mod:`.compaction_series`), once per session: the broker is stopped once they are
+    taken, the tests read the copies."""
+    from .compaction_series import CLEANER_SETTINGS, summary, take_compaction_series
+
+    brokers = running_broker(tmp_path_factory, "kafka-compaction", overrides=CLEANER_SETTINGS)
+    broker = next(brokers)
+    try:
+        taken = take_compaction_series(tmp_path_factory.mktemp("compaction-series"), 6,
+                                       broker=broker)
+    finally:
+        brokers.close()
+    print("\n" + "\n".join(summary(taken)) + f"\n{taken.seconds} s")
+    return taken

@@ -1,0 +1,84 @@
+"""The incremental lake against a real broker's log cleaner: six snapshots of one broker's
+``__consumer_offsets`` taken while it compacts (the session's ``compaction_series``), ingested one
+after the other into an incremental lake and, each alone, into a lake of full snapshots.
+
+For every snapshot, its view of the incremental lake (``snapshot_rows``) is the full ingest's
+``raw_records`` of it (``source_file`` and ``file_position`` aside: the incremental lake says
+where a record was first read); ``record_removals`` lists exactly what the previous snapshot held
+and this one does not; only the batches the lake did not hold are read; and ``raw_records`` holds
+every record any snapshot held, once.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from jobs.lake import RAW_RECORDS, read_table
+from jobs.lake.increments import RECORD_REMOVALS, SNAPSHOTS
+from jobs.stages.increment import ingest_increment, snapshot_rows
+from jobs.stages.ingest import ingest
+
+pytestmark = pytest.mark.integration
+
+SAME = ("partition", "offset", "timestamp", "timestamp_type", "batch_base_offset", "producer_id",
+        "producer_epoch", "is_transactional", "is_control", "control_type", "coordinator_epoch",
+        "magic", "compression", "crc_valid", "key", "value")
+
+
+@pytest.fixture(scope="module")
+def lakes(spark, compaction_series, tmp_path_factory):
+    root = tmp_path_factory.mktemp("incremental-lake")
+    incremental, full, reports = root / "incremental", root / "full", []
+    for path in compaction_series.snapshots:
+        reports.append(ingest_increment(spark, incremental, [str(path)], progress=io.StringIO()))
+        ingest(spark, full, [str(path)], progress=io.StringIO())
+    print("\n" + "\n".join(r.summary() for r in reports))
+    return incremental, full, [p.name for p in compaction_series.snapshots], reports
+
+
+def _rows(frame, columns=SAME) -> list[tuple]:
+    return sorted(tuple(r) for r in frame.select(*columns).collect())
+
+
+def _held(spark, full, sid) -> set[tuple[int, int]]:
+    return {(r[0], r[1]) for r in read_table(spark, full, RAW_RECORDS)
+            .where(f"snapshot_id = '{sid}'").select("partition", "offset").collect()}
+
+
+def test_each_snapshot_s_view_is_its_full_ingest(spark, lakes):
+    incremental, full, ids, _ = lakes
+    for sid in ids:
+        expected = read_table(spark, full, RAW_RECORDS).where(f"snapshot_id = '{sid}'")
+        assert _rows(snapshot_rows(spark, incremental, RAW_RECORDS, sid)) == _rows(expected), sid
+
+
+def test_removals_are_what_the_previous_snapshot_held_and_this_one_does_not(spark, lakes):
+    incremental, full, ids, reports = lakes
+    removals = read_table(spark, incremental, RECORD_REMOVALS)
+    for before, sid, report in zip(ids, ids[1:], reports[1:]):
+        gone = _held(spark, full, before) - _held(spark, full, sid)
+        assert gone, f"the cleaner removed nothing between {before} and {sid}"
+        assert {(r[0], r[1]) for r in removals.where(f"snapshot_id = '{sid}'")
+                .select("partition", "offset").collect()} == gone, sid
+        assert report.removed_records == len(gone)
+
+
+def test_only_what_the_lake_does_not_hold_is_read_and_every_record_is_kept_once(spark, lakes):
+    incremental, full, ids, reports = lakes
+    for report in reports[1:]:
+        assert report.batches_skipped > 0 and report.bytes_read < report.bytes_total, report
+    everything = read_table(spark, full, RAW_RECORDS).dropDuplicates(["partition", "offset"])
+    kept = read_table(spark, incremental, RAW_RECORDS)
+    assert kept.count() == kept.dropDuplicates(["partition", "offset"]).count()
+    assert _rows(kept) == _rows(everything)
+    first_seen = {}
+    for sid in ids:
+        for where in sorted(_held(spark, full, sid)):
+            first_seen.setdefault(where, sid)
+    assert {(r[0], r[1]): r[2] for r in kept.select("partition", "offset", "snapshot_id")
+            .collect()} == first_seen
+    listed = read_table(spark, incremental, SNAPSHOTS).orderBy("seq").select(
+        "snapshot_id", "records", "new_records").collect()
+    assert [(r[0], r[1]) for r in listed] == [(sid, len(_held(spark, full, sid))) for sid in ids]
