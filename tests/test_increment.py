@@ -21,7 +21,8 @@ from decoders.log.writer import encode_batch, write_segment
 from jobs.lake import RAW_RECORDS, read_table
 from jobs.lake.delta import table_version
 from jobs.lake.increments import BATCHES, RECORD_REMOVALS, SNAPSHOT_PARTITIONS, SNAPSHOTS
-from jobs.stages.increment import LakeConflict, ingest_increment, snapshot_rows
+from jobs.lake.snapshot_views import snapshot_rows
+from jobs.stages.increment import LakeConflict, ingest_increment
 from jobs.stages.ingest import ingest
 
 CLUSTER = "vUq5oPZxQ3GQkZ6pT1x2Yw"

@@ -63,5 +63,21 @@ RECORD_REMOVALS_COLUMNS = (
     ("offset", "bigint", "log offset of the record (a row of raw_records)"),
 )
 
+REPLAYED_GROUPS = "replayed_groups"
+REPLAYED_GROUPS_COLUMNS = (
+    ("snapshot_id", "string", "a snapshot that changed the group's records (new ones, or ones "
+                              "compaction removed): its state rows were written again"),
+    ("group_id", "string", "the group"),
+)
+
+# The replay's tables in an incremental lake. Per-group state: a snapshot writes the rows of the
+# groups it replayed (replayed_groups); a group's state at snapshot S is its rows at the latest
+# snapshot up to S that replayed it. History: a snapshot writes the rows of the records it was
+# the first to hold, so the lake keeps every record's row once, compaction or not.
+GROUP_STATE_TABLES = ("groups", "members", "member_assignments", "target_assignments", "offsets",
+                      "fencing_findings")
+HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")
+
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
-                    BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS}
+                    BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
+                    REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS}

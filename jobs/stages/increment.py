@@ -27,9 +27,9 @@ from pathlib import Path
 
 from decoders.log import list_segments, plan_ranges
 from decoders.log.index import BatchRef, Unindexed, index_segments, spans
-from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot, table_path
-from jobs.lake.bronze import RAW_RECORDS_COLUMNS
+from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids
+from jobs.lake.snapshot_views import LakeConflict, LakeOrder, in_ids
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS,
                                   SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS, SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
@@ -37,11 +37,6 @@ from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quaranti
                                 raw_records_rows, resolve_snapshot_id, stage_snapshot,
                                 staging_dir)
 from jobs.stages.segment_rows import RangeTask
-
-
-class LakeConflict(ValueError):
-    """The snapshot cannot join the lake: another cluster, older than the lake's newest, or bytes
-    that disagree with the lake's at the same (partition, offset)."""
 
 
 @dataclass
@@ -81,11 +76,6 @@ def plan_increment(segments, held_identities: set, range_bytes: int) -> Incremen
     return IncrementPlan(held, read, tasks, files, total, ends)
 
 
-def is_incremental(lake: Path) -> bool:
-    """Whether ``lake`` is an incremental lake (it lists its snapshots in ``snapshots``)."""
-    return (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir()
-
-
 def cluster_id(paths: list[str]) -> str | None:
     """The cluster the snapshot comes from: a capture's manifest, else ``cluster.id`` of a
     ``meta.properties`` in a snapshot directory (beside the partition directories, as in a
@@ -103,42 +93,10 @@ def cluster_id(paths: list[str]) -> str | None:
     return None
 
 
-@dataclass
-class LakeOrder:
-    """The snapshots an incremental lake lists (``snapshots``), as ``(id, seq, cluster)``."""
-    rows: list[tuple[str, int, str | None]]
-
-    @classmethod
-    def read(cls, spark, lake: Path) -> LakeOrder:
-        if not is_incremental(lake):
-            return cls([])
-        rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
-        return cls(sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1]))
-
-    def seq_for(self, snapshot_id: str) -> int:
-        """The snapshot's place: its own on a rerun of the newest, else after the newest."""
-        for sid, seq, _ in self.rows:
-            if sid == snapshot_id:
-                if seq != self.rows[-1][1]:
-                    raise LakeConflict(
-                        f"snapshot {snapshot_id!r} is not the lake's newest "
-                        f"({self.rows[-1][0]!r}): ingesting it again would change the history "
-                        f"of the snapshots after it")
-                return seq
-        return self.rows[-1][1] + 1 if self.rows else 1
-
-    def before(self, seq: int) -> list[str]:
-        return [sid for sid, s, _ in self.rows if s < seq]
-
-
 def _frame(spark, rows: list[tuple], columns) -> object:
     return spark.createDataFrame(rows, ", ".join(f"`{n}` {t}" for n, t, _ in columns))
 
 
-def _in(column: str, ids: list[str]):
-    from pyspark.sql import functions as F
-
-    return F.col(column).isin(ids) if ids else F.lit(False)
 
 
 @dataclass
@@ -187,22 +145,40 @@ def _conflicts(read_rows, held):
     return joined.where(~same).select("partition", "offset")
 
 
-def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                     range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
-                     limits=None, decode: bool = False) -> IncrementReport:
-    """Ingest a snapshot into an incremental lake: only what the lake does not hold is read and
-    written (module docstring). Raises :class:`LakeConflict` before writing anything when the
-    snapshot cannot join the lake. ``decode``: the new records are decoded as they are read
-    (once) into ``records``, ``record_facts`` and the decode rows of ``quarantine``, as a full
-    run's bronze stage writes them.
+@dataclass
+class Increment:
+    """A snapshot prepared to join the lake: read where the lake does not hold it, checked, and
+    sorted into held and new rows (staged under ``staging`` until the run ends)."""
+    snapshot_id: str
+    seq: int
+    earlier: list[str]          # the lake's snapshots before it, oldest first
+    cluster: str | None
+    plan: IncrementPlan | None  # None for a capture
+    staged: object              # jobs.stages.ingest.Staged: the rows read (and decoded)
+    staging: Path
+    lake_rows: object           # raw_records of the earlier snapshots
+    new_keys: object            # (partition, offset) of the records the lake did not hold
+    removed: object             # record_removals rows of this snapshot
+    present_before: object      # (partition, offset, batch_base_offset) the previous one held
 
-    >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
-    41230
-    """
+    @property
+    def held_batches(self) -> int:
+        return len(self.plan.held) if self.plan else 0
+
+    def new_rows(self):
+        """The staged rows (records, quarantine units) of what the lake did not hold."""
+        return self.staged.rows.join(self.lake_rows.select("partition", "offset"),
+                                     ["partition", "offset"], "left_anti")
+
+
+def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
+                      range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                      limits=None, decode: bool = False) -> Increment:
+    """Read what the lake does not hold of the snapshot and check it against the lake; raises
+    :class:`LakeConflict` (nothing written, nothing staged) when it cannot join. The caller
+    removes ``staging`` when done (:func:`ingest_increment`)."""
     from pyspark.sql import functions as F
 
-
-    started = time.monotonic()
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
     order = LakeOrder.read(spark, lake)
     full = sorted(set(logged_snapshot_ids(lake, RAW_RECORDS) or ())
@@ -213,13 +189,13 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
     seq = order.seq_for(snapshot_id)
     earlier = order.before(seq)
     cluster = cluster_id(paths)
-    capture = capture_manifest(paths) is not None
     held_ids: set = set()
     if earlier:
         held_ids = {tuple(r) for r in read_table(spark, lake, BATCHES)
-                    .where(_in("snapshot_id", earlier))
+                    .where(in_ids("snapshot_id", earlier))
                     .select("partition", "base_offset", "crc", "length").collect()}
-    plan = None if capture else plan_increment(list_segments(paths), held_ids, range_bytes)
+    plan = (None if capture_manifest(paths) is not None
+            else plan_increment(list_segments(paths), held_ids, range_bytes))
     newest_ends = {}
     if earlier:
         newest_ends = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
@@ -235,13 +211,9 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
                                 range_bytes=range_bytes, progress=progress, limits=limits,
                                 plan=None if plan is None else (plan.tasks, plan.files,
                                                                 plan.bytes_read))
-        rows = staged.rows
-        read_rows = raw_records_rows(rows)
-        lake_rows = (read_table(spark, lake, RAW_RECORDS).where(_in("snapshot_id", earlier))
+        read_rows = raw_records_rows(staged.rows)
+        lake_rows = (read_table(spark, lake, RAW_RECORDS).where(in_ids("snapshot_id", earlier))
                      if earlier else read_rows.limit(0))
-        removed_before = (read_table(spark, lake, RECORD_REMOVALS)
-                          .where(_in("snapshot_id", earlier)).select("partition", "offset")
-                          if earlier else None)
         bad = _conflicts(read_rows, lake_rows).limit(5).collect() if earlier else []
         if bad:
             raise LakeConflict(
@@ -249,49 +221,86 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
                 + ", ".join(f"partition {r[0]} offset {r[1]}" for r in bad)
                 + ": the same (partition, offset) with other bytes (another cluster, or a log "
                   "truncated and written again); nothing was written")
-        keys = ["partition", "offset"]
-        new_rows = read_rows.join(lake_rows.select(*keys), keys, "left_anti")
-        present_before = lake_rows.select(*keys, "batch_base_offset")
-        if removed_before is not None:
-            present_before = present_before.join(removed_before, keys, "left_anti")
-        held_bases = _frame(spark, sorted({(b.partition, b.base_offset) for b in (plan.held if plan else [])}),
-                            (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
-        removed = (present_before.join(held_bases, ["partition", "batch_base_offset"], "left_anti")
-                   .join(read_rows.select(*keys), keys, "left_anti")
-                   .select(F.lit(snapshot_id).alias("snapshot_id"), *keys))
-        counts = _partition_counts(present_before, removed, new_rows, read_rows)
-        replace_snapshot(new_rows.select(*[c for c, _, _ in RAW_RECORDS_COLUMNS]), lake,
-                         RAW_RECORDS, snapshot_id)
-        replace_snapshot(ingest_quarantine_rows(rows), lake, QUARANTINE, snapshot_id,
-                         only=INGEST_STAGES)
-        if decode:
-            _write_decoded(lake, snapshot_id, rows.join(lake_rows.select(*keys), keys,
-                                                        "left_anti"))
-        replace_snapshot(removed, lake, RECORD_REMOVALS, snapshot_id)
-        batches = [(snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
-                    b.magic, b.records)
-                   for b in (plan.read if plan else []) if isinstance(b, BatchRef)]
-        replace_snapshot(_frame(spark, batches, BATCHES_COLUMNS), lake, BATCHES, snapshot_id)
-        ends = plan.ends if plan else counts.pop("ends")
-        parts = [(snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p])
-                 for p in sorted(counts["partitions"])]
-        replace_snapshot(_frame(spark, parts, SNAPSHOT_PARTITIONS_COLUMNS), lake,
-                         SNAPSHOT_PARTITIONS, snapshot_id)
-        total = sum(c[0] for c in counts["partitions"].values())
-        new = sum(c[1] for c in counts["partitions"].values())
-        gone = sum(c[2] for c in counts["partitions"].values())
-        newest = _newest(spark, lake, earlier, read_rows)
-        report = IncrementReport(snapshot_id, seq, total, new, gone,
-                                 len(plan.held) if plan else 0,
-                                 plan.bytes_total if plan else 0,
-                                 plan.bytes_read if plan else 0,
-                                 staged.units_quarantined, 0.0)
-        replace_snapshot(_frame(spark, [(snapshot_id, seq, cluster, staged.source, total, new,
-                                         gone, report.batches_skipped, report.bytes_read,
-                                         newest)], SNAPSHOTS_COLUMNS),
-                         lake, SNAPSHOTS, snapshot_id)
-    finally:
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        raise
+    keys = ["partition", "offset"]
+    present_before = lake_rows.select(*keys, "batch_base_offset")
+    if earlier:
+        removed_before = (read_table(spark, lake, RECORD_REMOVALS)
+                          .where(in_ids("snapshot_id", earlier)).select(*keys))
+        present_before = present_before.join(removed_before, keys, "left_anti")
+    held_bases = _frame(spark, sorted({(b.partition, b.base_offset)
+                                       for b in (plan.held if plan else [])}),
+                        (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
+    removed = (present_before.join(held_bases, ["partition", "batch_base_offset"], "left_anti")
+               .join(read_rows.select(*keys), keys, "left_anti")
+               .select(F.lit(snapshot_id).alias("snapshot_id"), *keys))
+    new_keys = read_rows.select(*keys).join(lake_rows.select(*keys), keys, "left_anti")
+    return Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
+                     new_keys, removed, present_before)
+
+
+def write_bronze(spark, lake: Path, inc: Increment, decode: bool) -> None:
+    """``raw_records`` (and, decoded, ``records``, ``record_facts``) of the new records, the
+    snapshot's ``quarantine`` units, ``record_removals`` and ``batches``."""
+    new_rows = inc.new_rows()
+    replace_snapshot(raw_records_rows(new_rows), lake, RAW_RECORDS, inc.snapshot_id)
+    replace_snapshot(ingest_quarantine_rows(inc.staged.rows), lake, QUARANTINE, inc.snapshot_id,
+                     only=INGEST_STAGES)
+    if decode:
+        _write_decoded(lake, inc.snapshot_id, new_rows)
+    replace_snapshot(inc.removed, lake, RECORD_REMOVALS, inc.snapshot_id)
+    batches = [(inc.snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
+                b.magic, b.records)
+               for b in (inc.plan.read if inc.plan else []) if isinstance(b, BatchRef)]
+    replace_snapshot(_frame(spark, batches, BATCHES_COLUMNS), lake, BATCHES, inc.snapshot_id)
+
+
+def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
+    """``snapshot_partitions`` and, last, the snapshot's row of ``snapshots``: from then on the
+    lake lists it as complete."""
+    read_rows = raw_records_rows(inc.staged.rows)
+    new_rows = read_rows.join(inc.new_keys, ["partition", "offset"], "left_semi")
+    counts = _partition_counts(inc.present_before, inc.removed, new_rows, read_rows)
+    ends = inc.plan.ends if inc.plan else counts["ends"]
+    parts = [(inc.snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p])
+             for p in sorted(counts["partitions"])]
+    replace_snapshot(_frame(spark, parts, SNAPSHOT_PARTITIONS_COLUMNS), lake,
+                     SNAPSHOT_PARTITIONS, inc.snapshot_id)
+    total, new, gone = (sum(c[i] for c in counts["partitions"].values()) for i in range(3))
+    report = IncrementReport(inc.snapshot_id, inc.seq, total, new, gone, inc.held_batches,
+                             inc.plan.bytes_total if inc.plan else 0,
+                             inc.plan.bytes_read if inc.plan else 0,
+                             inc.staged.units_quarantined, 0.0)
+    newest = _newest(spark, lake, inc.earlier, read_rows)
+    replace_snapshot(_frame(spark, [(inc.snapshot_id, inc.seq, inc.cluster, inc.staged.source,
+                                     total, new, gone, report.batches_skipped,
+                                     report.bytes_read, newest)], SNAPSHOTS_COLUMNS),
+                     lake, SNAPSHOTS, inc.snapshot_id)
+    return report
+
+
+def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
+                     range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                     limits=None, decode: bool = False) -> IncrementReport:
+    """Ingest a snapshot into an incremental lake: only what the lake does not hold is read and
+    written (module docstring). Raises :class:`LakeConflict` before writing anything when the
+    snapshot cannot join the lake. ``decode``: the new records are decoded as they are read
+    (once) into ``records``, ``record_facts`` and the decode rows of ``quarantine``, as a full
+    run's bronze stage writes them.
+
+    >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
+    41230
+    """
+    started = time.monotonic()
+    inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits,
+                            decode)
+    try:
+        write_bronze(spark, lake, inc, decode)
+        report = write_listing(spark, lake, inc)
+    finally:
+        shutil.rmtree(inc.staging, ignore_errors=True)
     report.seconds = time.monotonic() - started
     return report
 
@@ -325,26 +334,6 @@ def _newest(spark, lake: Path, earlier: list[str], read_rows) -> int | None:
         before = rows[0][0] if rows else None
     known = [t for t in (now, before) if t is not None]
     return max(known) if known else None
-
-
-def snapshot_rows(spark, lake: Path, table: str, snapshot_id: str):
-    """The rows of a record-keyed table (``raw_records``) the snapshot held, as a full ingest of
-    it would have them under its id: the rows first seen by it or an earlier snapshot, less
-    those removed by then. ``source_file`` and ``file_position`` say where a record was first
-    read."""
-    from pyspark.sql import functions as F
-
-    order = LakeOrder.read(spark, lake)
-    seqs = {sid: seq for sid, seq, _ in order.rows}
-    if snapshot_id not in seqs:
-        raise KeyError(f"the lake lists no snapshot {snapshot_id!r} (snapshots: "
-                       f"{[sid for sid, _, _ in order.rows]})")
-    upto = order.before(seqs[snapshot_id] + 1)
-    removed = (read_table(spark, lake, RECORD_REMOVALS).where(_in("snapshot_id", upto))
-               .select("partition", "offset"))
-    rows = read_table(spark, lake, table).where(_in("snapshot_id", upto))
-    return (rows.join(removed, ["partition", "offset"], "left_anti")
-            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
 
 
 def _write_decoded(lake: Path, snapshot_id: str, new_rows) -> None:

@@ -107,7 +107,8 @@ def bronze(writer: Writer, staged: Staged) -> None:
     writer.submit(RECORD_FACTS, rows.where(data).select(*record_facts_columns()))
 
 
-def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress) -> None:
+def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress,
+           audit: bool = True) -> None:
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
@@ -148,6 +149,8 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
                                         columns["offsets"]).select(snap, "*")
     for table, frame in frames.items():
         writer.submit(table, frame)
+    if not audit:   # the caller audits (an incremental run: jobs.stages.increment_run)
+        return
     progress.stage("replay: fencing audit (Python)")
     audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local,
                                    membership=membership)

@@ -1,0 +1,108 @@
+"""Reading an incremental lake as of one snapshot (docs/lake.md, "Across snapshots").
+
+* record-keyed tables (``raw_records``, ``records``, ``record_facts``): the rows first seen by the
+  snapshot or an earlier one, less those compaction had removed by then (:func:`present_rows`);
+* per-group state (:data:`jobs.lake.increments.GROUP_STATE_TABLES`): each group's rows at the
+  latest snapshot up to it that replayed the group (:func:`group_state`);
+* history (:data:`jobs.lake.increments.HISTORY_TABLES`): every row written up to it
+  (:func:`history_rows`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.lake.delta import read_table, table_path
+from jobs.lake.increments import RECORD_REMOVALS, REPLAYED_GROUPS, SNAPSHOTS
+
+
+class LakeConflict(ValueError):
+    """The snapshot cannot join the lake: another cluster, older than the lake's newest, or bytes
+    that disagree with the lake's at the same (partition, offset)."""
+
+
+def is_incremental(lake: Path) -> bool:
+    """Whether ``lake`` is an incremental lake (it lists its snapshots in ``snapshots``)."""
+    return (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir()
+
+
+@dataclass
+class LakeOrder:
+    """The snapshots an incremental lake lists (``snapshots``), as ``(id, seq, cluster)``."""
+    rows: list[tuple[str, int, str | None]]
+
+    @classmethod
+    def read(cls, spark, lake: Path) -> LakeOrder:
+        if not is_incremental(lake):
+            return cls([])
+        rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
+        return cls(sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1]))
+
+    def seq_for(self, snapshot_id: str) -> int:
+        """The snapshot's place: its own on a rerun of the newest, else after the newest."""
+        for sid, seq, _ in self.rows:
+            if sid == snapshot_id:
+                if seq != self.rows[-1][1]:
+                    raise LakeConflict(
+                        f"snapshot {snapshot_id!r} is not the lake's newest "
+                        f"({self.rows[-1][0]!r}): ingesting it again would change the history "
+                        f"of the snapshots after it")
+                return seq
+        return self.rows[-1][1] + 1 if self.rows else 1
+
+    def before(self, seq: int) -> list[str]:
+        return [sid for sid, s, _ in self.rows if s < seq]
+
+    def upto(self, snapshot_id: str) -> list[str]:
+        """The snapshot and those before it; KeyError if the lake does not list it."""
+        seqs = {sid: seq for sid, seq, _ in self.rows}
+        if snapshot_id not in seqs:
+            raise KeyError(f"the lake lists no snapshot {snapshot_id!r} (snapshots: "
+                           f"{list(seqs)})")
+        return self.before(seqs[snapshot_id] + 1)
+
+
+def in_ids(column: str, ids: list[str]):
+    from pyspark.sql import functions as F
+
+    return F.col(column).isin(ids) if ids else F.lit(False)
+
+
+def snapshot_rows(spark, lake: Path, table: str, snapshot_id: str):
+    """The rows of a record-keyed table (``raw_records``) the snapshot held, as a full ingest of
+    it would have them under its id: the rows first seen by it or an earlier snapshot, less
+    those removed by then. ``source_file`` and ``file_position`` say where a record was first
+    read."""
+    from pyspark.sql import functions as F
+
+    upto = LakeOrder.read(spark, lake).upto(snapshot_id)
+    removed = (read_table(spark, lake, RECORD_REMOVALS).where(in_ids("snapshot_id", upto))
+               .select("partition", "offset"))
+    rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
+    return (rows.join(removed, ["partition", "offset"], "left_anti")
+            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+
+
+def group_state(spark, lake: Path, table: str, snapshot_id: str):
+    """A per-group state table as of the snapshot: each group's rows at the latest snapshot up to
+    it that replayed the group (a group replayed with no rows left has none)."""
+    from pyspark.sql import functions as F
+
+    order = LakeOrder.read(spark, lake)
+    upto = order.upto(snapshot_id)
+    seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
+    latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", upto))
+              .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
+                                       .alias("snapshot_id")))
+    rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
+    return (rows.join(latest, ["group_id", "snapshot_id"], "left_semi")
+            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+def history_rows(spark, lake: Path, table: str, snapshot_id: str):
+    """A history table as of the snapshot: every row written by it or an earlier snapshot."""
+    rows = read_table(spark, lake, table)
+    return rows.where(in_ids("snapshot_id", LakeOrder.read(spark, lake).upto(snapshot_id)))

@@ -1,0 +1,279 @@
+"""``offsetlake run`` on an incremental lake: ingest what is new (:mod:`jobs.stages.increment`),
+then replay only the groups the snapshot changed (docs/lake.md, "Across snapshots").
+
+A group's replay depends on its own records alone (and on the transaction markers of its
+transactional commits), so a group none of whose records is new, removed by compaction, or ended
+by a new or removed marker replays to exactly what it replayed to at the previous snapshot: its
+state rows are not written again. The groups the snapshot did change are replayed from every
+record the lake holds of them as of the snapshot (the held ones decoded again from their bytes,
+the new ones as the ingest decoded them), by the same stage as a full run
+(:func:`jobs.stages.pipeline.replay`), and their fencing audit runs with the snapshot-wide facts
+of the whole snapshot (its regime, its time, where compaction left gaps, topic names).
+
+What is written for the snapshot:
+
+* per-group state (groups, members, assignments, offsets, fencing findings): the rows of the
+  replayed groups, and ``replayed_groups`` naming them;
+* history (offset_commits, epochs, transactions, violations): the rows of the records the
+  snapshot was the first to hold;
+* lag and broker_configs (a capture's), over the offsets as of the snapshot; fencing_audits.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jobs.lake import RECORDS, read_table, replace_snapshot
+from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
+from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GROUPS
+from jobs.lake.snapshot_views import in_ids
+from jobs.lake.tables import TABLES
+from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, write_bronze,
+                                   write_listing)
+from jobs.stages.progress import Progress
+
+KEYS = ["partition", "offset"]
+# Replayed in the driver when the groups' records come to at most this many (as a full run
+# replays a driver-held snapshot).
+LOCAL_ROWS = 200_000
+
+
+class Capture:
+    """The writer interface of :class:`jobs.stages.pipeline.Writer`, keeping each frame instead
+    of writing it: the incremental run decides what of each is written."""
+
+    def __init__(self, snapshot_id: str):
+        self.snapshot_id = snapshot_id
+        self.frames: dict = {}
+
+    def submit(self, table: str, df) -> None:
+        self.frames[table] = df
+
+
+@dataclass
+class IncrementRunReport:
+    ingest: IncrementReport
+    groups_replayed: int
+    table_rows: dict[str, int]
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return "\n".join([self.ingest.summary(),
+                          f"replay: {self.groups_replayed} group(s) the snapshot changed replayed; "
+                          "rows written: " + ", ".join(f"{t} {n}" for t, n in self.table_rows.items()),
+                          f"total {self.seconds:.1f}s"])
+
+
+def present_keys(inc: Increment):
+    """(partition, offset) of the held records the snapshot still holds."""
+    return inc.present_before.select(*KEYS).join(inc.removed.select(*KEYS), KEYS, "left_anti")
+
+
+def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
+    """The groups whose records the snapshot changed: a new record, a record compaction removed,
+    or a transactional commit whose partition got a new transaction marker or lost one."""
+    from pyspark.sql import functions as F
+
+    is_data = (F.col("row_kind") == "record") & ~F.col("is_control")
+    held_records = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
+                    if inc.earlier else None)
+    found = new_rows.where(is_data & F.col("group_id").isNotNull()).select("group_id")
+    marker_partitions = new_rows.where(F.col("row_kind") == "record").where("is_control").select(
+        "partition")
+    if held_records is not None:
+        found = found.unionByName(held_records.join(inc.removed.select(*KEYS), KEYS, "left_semi")
+                                  .select("group_id"))
+        marker_partitions = marker_partitions.unionByName(
+            inc.lake_rows.where("is_control").join(inc.removed.select(*KEYS), KEYS, "left_semi")
+            .select("partition"))
+        found = found.unionByName(
+            held_records.where("is_transactional")
+            .join(marker_partitions.distinct(), ["partition"], "left_semi")
+            .join(present_keys(inc), KEYS, "left_semi").select("group_id"))
+    return sorted(r[0] for r in found.where(F.col("group_id").isNotNull()).distinct().collect())
+
+
+def _as_staged_rows(raw):
+    """``raw_records`` rows in the staged row schema (what the ingest's reader stages)."""
+    from pyspark.sql import functions as F
+
+    from jobs.stages.frames import from_arrow_type
+    from jobs.stages.segment_rows import RECORD, ROW_SCHEMA
+
+    return raw.select(*[
+        F.lit(RECORD).alias(f.name) if f.name == "row_kind"
+        else F.col(f.name) if f.name in raw.columns
+        else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name) for f in ROW_SCHEMA])
+
+
+def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
+    """The staged rows the replay of ``groups`` reads: every record the lake holds of them as of
+    the snapshot (held ones decoded again from their bytes: the lake keeps no decoded form of
+    them), every transaction marker it holds, and the snapshot's new rows."""
+    from jobs.stages.decode import decode_frame
+    from jobs.stages.segment_rows import ROW_SCHEMA
+
+    if not inc.earlier:
+        return new_rows
+    held = inc.lake_rows.join(present_keys(inc), KEYS, "left_semi")
+    of_groups = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
+                 .join(groups, ["group_id"], "left_semi").select(*KEYS))
+    chosen = held.join(of_groups, KEYS, "left_semi").unionByName(held.where("is_control"))
+    return new_rows.unionByName(decode_frame(_as_staged_rows(chosen), ROW_SCHEMA))
+
+
+def snapshot_raw(inc: Increment, new_rows):
+    """``raw_records`` as the snapshot holds them (held and new): the snapshot-wide facts of the
+    fencing audit (its time, compaction's gaps, the markers) come from all of it."""
+    from jobs.stages.ingest import raw_records_rows
+
+    held = inc.lake_rows.join(present_keys(inc), KEYS, "left_semi")
+    return held.unionByName(raw_records_rows(new_rows))
+
+
+def _snapshot_records(spark, lake: Path, inc: Increment, new_rows):
+    """``records`` as the snapshot holds them, for the regime (current-assignment records)."""
+    from pyspark.sql import functions as F
+
+    from jobs.stages.decode import records_columns
+
+    new = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control")
+                         & F.col("error_reason").isNull()).select(*records_columns())
+    if not inc.earlier:
+        return new
+    held = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
+            .join(present_keys(inc), KEYS, "left_semi"))
+    return held.unionByName(new.select(*held.columns))
+
+
+def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
+    """Topic id -> name as the snapshot's tables name them: a topic id names one topic for good,
+    so the lake's rows of every snapshot name the snapshot's ids as its own would."""
+    from jobs.lake.delta import table_path
+    from jobs.stages.audit import NAME_TABLES, lake_topic_names
+
+    tables = {}
+    for table, _ in NAME_TABLES:
+        frame = frames[table]
+        if (Path(table_path(lake, table)) / "_delta_log").is_dir():
+            frame = frame.unionByName(read_table(spark, lake, table).select(*frame.columns))
+        tables[table] = frame
+    return lake_topic_names(tables)
+
+
+def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool):
+    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings)``."""
+    from pyspark.sql import functions as F
+
+    from jobs.stages.audit import audit_snapshot, snapshot_regime
+
+    regime = snapshot_regime(_snapshot_records(spark, lake, inc, new_rows))
+    rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
+                                 & F.col("error_reason").isNull())
+    membership = rows.where(~F.col("record_type").isin(0, 1))
+    found = audit_snapshot(frames[RECORDS], snapshot_raw(inc, new_rows), frames["offset_commits"],
+                           inc.snapshot_id, regime=regime,
+                           topic_names=_topic_names(spark, lake, frames), here=local,
+                           membership=membership).localCheckpoint(eager=True)
+    audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
+                                   TABLES[FENCING_AUDITS].ddl())
+    return audits, found
+
+
+def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
+    """``offsets`` of every group as of the snapshot: the replayed groups' rows, the others' as
+    the previous snapshot left them."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.snapshot_views import group_state
+
+    if not inc.earlier:
+        return replayed
+    before = (group_state(spark, lake, "offsets", inc.earlier[-1])
+              .join(groups, ["group_id"], "left_anti")
+              .withColumn("snapshot_id", F.lit(inc.snapshot_id)))
+    return replayed.unionByName(before)
+
+
+def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
+                  range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                  limits=None) -> IncrementRunReport:
+    """Ingest the snapshot into the incremental lake and replay the groups it changed (module
+    docstring). Raises :class:`jobs.lake.snapshot_views.LakeConflict` before writing anything
+    when the snapshot cannot join the lake.
+
+    >>> run_increment(spark, Path("lake"), ["/data/snap-0700"]).groups_replayed  # doctest: +SKIP
+    812
+    """
+    from jobs.stages.broker_configs import submit_broker_configs
+    from jobs.stages.lag import submit_lag
+    from jobs.stages.pipeline import bronze, replay
+
+    started = time.monotonic()
+    inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits,
+                            decode=True)
+    meter = Progress(spark, progress)
+    try:
+        with meter:
+            meter.stage("ingest: writing the new records")
+            write_bronze(spark, lake, inc, decode=True)
+            new_rows = inc.new_rows()
+            names = touched_groups(spark, lake, inc, new_rows)
+            print(f"replay: {len(names)} group(s) changed by snapshot {inc.snapshot_id}",
+                  file=progress)
+            groups = spark.createDataFrame([(g,) for g in names], "group_id string")
+            rows = replay_rows(spark, lake, inc, groups, new_rows)
+            local = rows.count() <= LOCAL_ROWS
+            staged = replace(inc.staged, rows=rows, local=local)
+            capture = Capture(inc.snapshot_id)
+            bronze(capture, staged)
+            replay(spark, capture, staged, inc.staging, meter, audit=False)
+            capture.frames["_rows"] = rows
+            meter.stage("replay: fencing audit (Python)")
+            audits, found = _fencing(spark, lake, inc, capture.frames, new_rows, local)
+            written = _write_replay(spark, lake, inc, capture.frames, groups, found, audits)
+            offsets = _offsets_as_of(spark, lake, inc, capture.frames["offsets"], groups)
+            for submit in (submit_lag, submit_broker_configs):
+                out = Capture(inc.snapshot_id)
+                out.frames["offsets"] = offsets
+                submit(spark, out, paths)
+                for table, frame in out.frames.items():
+                    if table != "offsets":
+                        replace_snapshot(frame, lake, table, inc.snapshot_id)
+            report = write_listing(spark, lake, inc)
+    finally:
+        shutil.rmtree(inc.staging, ignore_errors=True)
+    result = IncrementRunReport(report, len(names), written)
+    result.seconds = report.seconds = time.monotonic() - started
+    return result
+
+
+def _write_replay(spark, lake: Path, inc: Increment, frames: dict, groups, found,
+                  audits) -> dict[str, int]:
+    """Per-group state of the replayed groups, history rows of the new records, the fencing
+    audit, and ``replayed_groups``; returns the rows written per table."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake import committed_rows
+    from jobs.lake.delta import table_version
+
+    new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
+                                        F.col("offset").alias("log_offset"))
+    out = {t: frames[t] for t in GROUP_STATE_TABLES if t != FENCING_FINDINGS}
+    out[FENCING_FINDINGS] = found
+    for table in HISTORY_TABLES:
+        out[table] = frames[table].join(new_positions, ["log_partition", "log_offset"],
+                                        "left_semi")
+    out[FENCING_AUDITS] = audits
+    out[REPLAYED_GROUPS] = groups.select(F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id")
+    written = {}
+    for table, frame in out.items():
+        before = table_version(lake, table)
+        replace_snapshot(frame, lake, table, inc.snapshot_id)
+        written[table] = committed_rows(lake, table, since=before)
+    return written
