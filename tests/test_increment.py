@@ -176,18 +176,24 @@ def test_the_newest_snapshot_ingested_again_leaves_the_same_tables(spark, series
     assert content() == first
 
 
-def test_decoded_tables_of_a_first_snapshot_are_the_full_run_s_and_an_unchanged_one_adds_nothing(
+def test_a_first_snapshot_s_run_writes_the_full_run_s_tables_and_an_unchanged_one_adds_nothing(
         spark, tmp_path, tmp_path_factory):
     from pyspark.sql import functions as F
 
     from jobs.lake import QUARANTINE, RECORDS
     from jobs.lake.downgrade import RECORD_FACTS
+    from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GROUPS
+    from jobs.stages.increment_run import run_increment
     from support.lake_fixture import SAMPLE, sample_lake
 
     full = sample_lake(spark, tmp_path_factory)
     lake, quiet = tmp_path / "lake", io.StringIO()
-    first = ingest_increment(spark, lake, [str(SAMPLE)], progress=quiet, decode=True)
+    run = run_increment(spark, lake, [str(SAMPLE)], progress=quiet)
+    first = run.ingest
     assert first.new_records == first.records > 0 and first.removed_records == 0
+    groups = {r[0] for r in read_table(spark, full, "groups").select("group_id").collect()}
+    assert {r[0] for r in read_table(spark, lake, REPLAYED_GROUPS).select("group_id")
+            .collect()} >= groups and run.groups_replayed >= len(groups)
 
     def content(path, table):
         frame = read_table(spark, path, table)
@@ -195,14 +201,15 @@ def test_decoded_tables_of_a_first_snapshot_are_the_full_run_s_and_an_unchanged_
             frame = frame.withColumn("value", F.to_json("value"))
         return sorted(map(str, frame.collect()))
 
-    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS, QUARANTINE):
+    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS, QUARANTINE, *GROUP_STATE_TABLES,
+                  *HISTORY_TABLES, "fencing_audits"):
         assert content(lake, table) == content(full, table), table
-    again = ingest_increment(spark, lake, [str(SAMPLE)], "kafka-4.3.1-again", progress=quiet,
-                             decode=True)
+    rerun = run_increment(spark, lake, [str(SAMPLE)], "kafka-4.3.1-again", progress=quiet)
+    again = rerun.ingest
     assert (again.seq, again.records, again.new_records, again.removed_records,
-            again.bytes_read) == (2, first.records, 0, 0, 0)
+            again.bytes_read, rerun.groups_replayed) == (2, first.records, 0, 0, 0, 0)
     assert again.batches_skipped == len(read_table(spark, lake, BATCHES).collect())
-    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS):
+    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS, *GROUP_STATE_TABLES, *HISTORY_TABLES):
         assert read_table(spark, lake, table).where("snapshot_id = 'kafka-4.3.1-again'").count() == 0
 
 
@@ -221,6 +228,6 @@ def test_the_ingest_command_builds_an_incremental_lake_and_refuses_what_cannot_j
     assert "of cluster 'another-cluster-id'; the lake holds cluster" in capsys.readouterr().err
     for command in (["ingest", str(s2)], ["run", str(s2)]):
         assert offsetlake([*command, "--lake", lake]) == EXIT_LAKE_CONFLICT
-        assert "is an incremental lake" in capsys.readouterr().err
+        assert "is an incremental lake (it keeps each record once): " in capsys.readouterr().err
     assert offsetlake(["ingest", str(s2), "--lake", lake, "--incremental"]) == 0
     assert "snapshot s2 (#2 of the lake): 8 records, 2 new, 2 removed" in capsys.readouterr().out

@@ -37,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="PATH", nargs="?", const="",
                         help="then write the snapshot's HTML report to PATH (default: the lake's "
                              "report dir)")
+    parser.add_argument("--incremental", action="store_true",
+                        help="run into an incremental lake (docs/lake.md, 'Across snapshots'): "
+                             "each record is kept once, only the batches the lake does not hold "
+                             "are read and only the groups the snapshot changed are replayed; "
+                             "the lake keeps what compaction deletes. The lake must be empty or "
+                             "incremental; a snapshot of another cluster, older than the lake's "
+                             "newest, or with other bytes at an offset the lake holds is refused "
+                             "(exit 9). Not yet with --audit or --report")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,15 +55,18 @@ def run(args: argparse.Namespace) -> int:
     refused = check_inputs("run", args.paths)
     if refused is not None:
         return refused
-    from jobs.stages.increment import is_incremental
+    from jobs.lake.snapshot_views import is_incremental
 
+    if args.incremental:
+        if args.audit or args.report is not None:
+            return fail("run", "--incremental does not take --audit or --report yet",
+                        EXIT_USAGE)
+        return write_lake("run", cfg.lake_path, lambda: _run_incremental(cfg, args))
     if is_incremental(cfg.lake_path):
         from jobs.commands.inputs import EXIT_LAKE_CONFLICT
 
-        return fail("run", f"{cfg.lake_path} is an incremental lake (it keeps each record once, "
-                           "written by `offsetlake ingest --incremental`); `run` replays a "
-                           "snapshot into a lake of full snapshots: give it another --lake",
-                    EXIT_LAKE_CONFLICT)
+        return fail("run", f"{cfg.lake_path} is an incremental lake (it keeps each record "
+                           "once): run into it with --incremental", EXIT_LAKE_CONFLICT)
     if args.target_version and not args.audit:
         return fail("run", "--target-version needs --audit", EXIT_USAGE)
     from jobs.commands.audit import parse_targets
@@ -95,6 +106,23 @@ def run(args: argparse.Namespace) -> int:
         return code
 
     return write_lake("run", cfg.lake_path, job)
+
+
+def _run_incremental(cfg, args) -> int:
+    from jobs.commands.inputs import EXIT_LAKE_CONFLICT, EXIT_OK, fail
+    from jobs.lake.snapshot_views import LakeConflict
+    from jobs.runtime.session import get_spark
+    from jobs.stages.increment_run import run_increment
+    from jobs.stages.ingest import read_in_driver
+
+    spark = get_spark(cfg, app_name="offsetlake-run",
+                      short=read_in_driver(args.paths, cfg.ingest))
+    try:
+        report = run_increment(spark, cfg.lake_path, args.paths, args.snapshot_id)
+    except LakeConflict as exc:
+        return fail("run", str(exc), EXIT_LAKE_CONFLICT)
+    print(report.summary())
+    return EXIT_OK
 
 
 def _present(cfg, result, fail_on: str) -> int:

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from decoders.log import list_segments, plan_ranges
 from decoders.log.index import BatchRef, Unindexed, index_segments, spans
-from jobs.lake import QUARANTINE, RAW_RECORDS, read_table, replace_snapshot
+from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_table, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids
-from jobs.lake.snapshot_views import LakeConflict, LakeOrder, in_ids
+from jobs.lake.snapshot_views import LakeConflict, LakeOrder, in_ids, is_incremental
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS,
                                   SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS, SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
@@ -180,12 +180,16 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     from pyspark.sql import functions as F
 
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
+    if not is_incremental(lake):
+        full = logged_snapshot_ids(lake, RAW_RECORDS)
+        if full:
+            raise LakeConflict(f"the lake {lake} holds snapshots ingested in full "
+                               f"({', '.join(full)}): an incremental lake keeps each record "
+                               "once; use another lake")
+        # The lake is incremental from now on, even if this first run dies: a rerun then
+        # takes the rows it left for a crashed increment's, as it does later on.
+        replace_snapshot(_frame(spark, [], SNAPSHOTS_COLUMNS), lake, SNAPSHOTS, snapshot_id)
     order = LakeOrder.read(spark, lake)
-    full = sorted(set(logged_snapshot_ids(lake, RAW_RECORDS) or ())
-                  - {sid for sid, _, _ in order.rows})
-    if full:
-        raise LakeConflict(f"the lake {lake} holds snapshots ingested in full ({', '.join(full)}): "
-                           "an incremental lake keeps each record once; use another lake")
     seq = order.seq_for(snapshot_id)
     earlier = order.before(seq)
     cluster = cluster_id(paths)
@@ -241,20 +245,38 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                      new_keys, removed, present_before)
 
 
-def write_bronze(spark, lake: Path, inc: Increment, decode: bool) -> None:
-    """``raw_records`` (and, decoded, ``records``, ``record_facts``) of the new records, the
-    snapshot's ``quarantine`` units, ``record_removals`` and ``batches``."""
+def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
+    """What the snapshot writes of its records, by table: ``raw_records`` (and, decoded,
+    ``records``, ``record_facts``) of the new records, its ``quarantine`` units (decoded: with
+    the new records that did not decode), ``record_removals`` and ``batches``."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.downgrade import RECORD_FACTS
+    from jobs.stages.decode import quarantine_columns, record_facts_columns, records_columns
+
     new_rows = inc.new_rows()
-    replace_snapshot(raw_records_rows(new_rows), lake, RAW_RECORDS, inc.snapshot_id)
-    replace_snapshot(ingest_quarantine_rows(inc.staged.rows), lake, QUARANTINE, inc.snapshot_id,
-                     only=INGEST_STAGES)
+    frames = {RAW_RECORDS: raw_records_rows(new_rows),
+              QUARANTINE: ingest_quarantine_rows(inc.staged.rows)}
     if decode:
-        _write_decoded(lake, inc.snapshot_id, new_rows)
-    replace_snapshot(inc.removed, lake, RECORD_REMOVALS, inc.snapshot_id)
+        data = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control"))
+        ok = F.col("error_reason").isNull()
+        frames[RECORDS] = data.where(ok).select(*records_columns())
+        frames[RECORD_FACTS] = data.select(*record_facts_columns())
+        frames[QUARANTINE] = frames[QUARANTINE].unionByName(quarantine_columns(data.where(~ok)))
+    frames[RECORD_REMOVALS] = inc.removed
     batches = [(inc.snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
                 b.magic, b.records)
                for b in (inc.plan.read if inc.plan else []) if isinstance(b, BatchRef)]
-    replace_snapshot(_frame(spark, batches, BATCHES_COLUMNS), lake, BATCHES, inc.snapshot_id)
+    frames[BATCHES] = _frame(spark, batches, BATCHES_COLUMNS)
+    return frames
+
+
+def write_bronze(spark, lake: Path, inc: Increment) -> None:
+    """:func:`bronze_frames` undecoded, each replacing the snapshot's rows of its table (the
+    ingest's own quarantine rows only: a run's decode rows stay)."""
+    for table, frame in bronze_frames(spark, inc, decode=False).items():
+        replace_snapshot(frame, lake, table, inc.snapshot_id,
+                         only=INGEST_STAGES if table == QUARANTINE else None)
 
 
 def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
@@ -283,21 +305,19 @@ def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
 
 def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
                      range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
-                     limits=None, decode: bool = False) -> IncrementReport:
-    """Ingest a snapshot into an incremental lake: only what the lake does not hold is read and
-    written (module docstring). Raises :class:`LakeConflict` before writing anything when the
-    snapshot cannot join the lake. ``decode``: the new records are decoded as they are read
-    (once) into ``records``, ``record_facts`` and the decode rows of ``quarantine``, as a full
-    run's bronze stage writes them.
+                     limits=None) -> IncrementReport:
+    """Ingest a snapshot into an incremental lake (``offsetlake ingest --incremental``): only
+    what the lake does not hold is read and written (module docstring), undecoded (an
+    incremental run decodes the new records as it reads them: :mod:`jobs.stages.increment_run`).
+    Raises :class:`LakeConflict` before writing anything when the snapshot cannot join the lake.
 
     >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
     41230
     """
     started = time.monotonic()
-    inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits,
-                            decode)
+    inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits)
     try:
-        write_bronze(spark, lake, inc, decode)
+        write_bronze(spark, lake, inc)
         report = write_listing(spark, lake, inc)
     finally:
         shutil.rmtree(inc.staging, ignore_errors=True)
@@ -334,21 +354,3 @@ def _newest(spark, lake: Path, earlier: list[str], read_rows) -> int | None:
         before = rows[0][0] if rows else None
     known = [t for t in (now, before) if t is not None]
     return max(known) if known else None
-
-
-def _write_decoded(lake: Path, snapshot_id: str, new_rows) -> None:
-    """``records``, ``record_facts`` and the decode rows of ``quarantine`` of the new records
-    (staged rows with their decoded columns), as the full run's bronze stage writes them."""
-    from pyspark.sql import functions as F
-
-    from jobs.lake import RECORDS
-    from jobs.lake.downgrade import RECORD_FACTS
-    from jobs.stages.decode import (DECODE_STAGE, quarantine_columns, record_facts_columns,
-                                    records_columns)
-
-    data = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control"))
-    ok = F.col("error_reason").isNull()
-    replace_snapshot(data.where(ok).select(*records_columns()), lake, RECORDS, snapshot_id)
-    replace_snapshot(data.select(*record_facts_columns()), lake, RECORD_FACTS, snapshot_id)
-    replace_snapshot(quarantine_columns(data.where(~ok)), lake, QUARANTINE, snapshot_id,
-                     only=DECODE_STAGE)

@@ -27,14 +27,13 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobs.lake import RECORDS, read_table, replace_snapshot
+from jobs.lake import RECORDS, read_table
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
 from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GROUPS
 from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
-from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, write_bronze,
-                                   write_listing)
+from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, write_listing)
 from jobs.stages.progress import Progress
 
 KEYS = ["partition", "offset"]
@@ -200,35 +199,49 @@ def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
     return replayed.unionByName(before)
 
 
+def _held_once(spark, rows, staging: Path, local: bool):
+    """The replay's rows computed once (held ones are decoded in Python workers: every later
+    use would decode them again): held by the driver when few, else staged as Parquet."""
+    from jobs.stages.frames import local_frame
+
+    if local:
+        return local_frame(spark, rows.toArrow())
+    rows.write.mode("overwrite").parquet(str(staging / "replay_rows"))
+    return spark.read.parquet(str(staging / "replay_rows"))
+
+
 def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
                   range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
                   limits=None) -> IncrementRunReport:
     """Ingest the snapshot into the incremental lake and replay the groups it changed (module
     docstring). Raises :class:`jobs.lake.snapshot_views.LakeConflict` before writing anything
-    when the snapshot cannot join the lake.
+    when the snapshot cannot join the lake. Tables are written a few at a time (as a full run
+    writes them); ``snapshots`` last, once every other table of the snapshot is.
 
     >>> run_increment(spark, Path("lake"), ["/data/snap-0700"]).groups_replayed  # doctest: +SKIP
     812
     """
-    from jobs.stages.broker_configs import submit_broker_configs
-    from jobs.stages.lag import submit_lag
-    from jobs.stages.pipeline import bronze, replay
+    from jobs.stages.increment import bronze_frames
+    from jobs.stages.pipeline import Writer, bronze, replay
 
     started = time.monotonic()
     inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits,
                             decode=True)
     meter = Progress(spark, progress)
+    writer = Writer(spark, lake, inc.snapshot_id)
     try:
         with meter:
             meter.stage("ingest: writing the new records")
-            write_bronze(spark, lake, inc, decode=True)
+            for table, frame in bronze_frames(spark, inc, decode=True).items():
+                writer.submit(table, frame)
             new_rows = inc.new_rows()
             names = touched_groups(spark, lake, inc, new_rows)
             print(f"replay: {len(names)} group(s) changed by snapshot {inc.snapshot_id}",
                   file=progress)
             groups = spark.createDataFrame([(g,) for g in names], "group_id string")
             rows = replay_rows(spark, lake, inc, groups, new_rows)
-            local = rows.count() <= LOCAL_ROWS
+            local = inc.staged.local and rows.count() <= LOCAL_ROWS
+            rows = _held_once(spark, rows, inc.staging, local)
             staged = replace(inc.staged, rows=rows, local=local)
             capture = Capture(inc.snapshot_id)
             bronze(capture, staged)
@@ -236,44 +249,47 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
             audits, found = _fencing(spark, lake, inc, capture.frames, new_rows, local)
-            written = _write_replay(spark, lake, inc, capture.frames, groups, found, audits)
-            offsets = _offsets_as_of(spark, lake, inc, capture.frames["offsets"], groups)
-            for submit in (submit_lag, submit_broker_configs):
-                out = Capture(inc.snapshot_id)
-                out.frames["offsets"] = offsets
-                submit(spark, out, paths)
-                for table, frame in out.frames.items():
-                    if table != "offsets":
-                        replace_snapshot(frame, lake, table, inc.snapshot_id)
+            for table, frame in _replay_frames(inc, capture.frames, groups, found, audits).items():
+                writer.submit(table, frame)
+            _lag_and_configs(spark, lake, inc, writer, capture.frames["offsets"], groups, paths)
+            written = {t: writer.rows(t) for t in writer.pending}
             report = write_listing(spark, lake, inc)
     finally:
+        writer.close()
         shutil.rmtree(inc.staging, ignore_errors=True)
     result = IncrementRunReport(report, len(names), written)
     result.seconds = report.seconds = time.monotonic() - started
     return result
 
 
-def _write_replay(spark, lake: Path, inc: Increment, frames: dict, groups, found,
-                  audits) -> dict[str, int]:
+def _replay_frames(inc: Increment, frames: dict, groups, found, audits) -> dict:
     """Per-group state of the replayed groups, history rows of the new records, the fencing
-    audit, and ``replayed_groups``; returns the rows written per table."""
+    audit, and ``replayed_groups``, by table."""
     from pyspark.sql import functions as F
-
-    from jobs.lake import committed_rows
-    from jobs.lake.delta import table_version
 
     new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
                                         F.col("offset").alias("log_offset"))
     out = {t: frames[t] for t in GROUP_STATE_TABLES if t != FENCING_FINDINGS}
     out[FENCING_FINDINGS] = found
     for table in HISTORY_TABLES:
-        out[table] = frames[table].join(new_positions, ["log_partition", "log_offset"],
-                                        "left_semi")
+        out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
+                                         "left_semi").select(*frames[table].columns))
     out[FENCING_AUDITS] = audits
     out[REPLAYED_GROUPS] = groups.select(F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id")
-    written = {}
-    for table, frame in out.items():
-        before = table_version(lake, table)
-        replace_snapshot(frame, lake, table, inc.snapshot_id)
-        written[table] = committed_rows(lake, table, since=before)
-    return written
+    return out
+
+
+def _lag_and_configs(spark, lake: Path, inc: Increment, writer, replayed, groups,
+                     paths: list[str]) -> None:
+    """A capture's ``lag`` (over every group's offsets as of the snapshot) and
+    ``broker_configs``, through the run's writer."""
+    from jobs.stages.broker_configs import submit_broker_configs
+    from jobs.stages.lag import submit_lag
+
+    out = Capture(inc.snapshot_id)
+    out.frames["offsets"] = _offsets_as_of(spark, lake, inc, replayed, groups)
+    submit_lag(spark, out, paths)
+    submit_broker_configs(spark, out, paths)
+    for table, frame in out.frames.items():
+        if table != "offsets":
+            writer.submit(table, frame)
