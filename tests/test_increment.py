@@ -231,3 +231,15 @@ def test_the_ingest_command_builds_an_incremental_lake_and_refuses_what_cannot_j
         assert "is an incremental lake (it keeps each record once): " in capsys.readouterr().err
     assert offsetlake(["ingest", str(s2), "--lake", lake, "--incremental"]) == 0
     assert "snapshot s2 (#2 of the lake): 8 records, 2 new, 2 removed" in capsys.readouterr().out
+
+
+def test_the_incremental_tables_are_documented_as_they_are_declared():
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "lake.md").read_text()
+    from jobs.lake.increments import INCREMENT_TABLES
+
+    for name, columns in INCREMENT_TABLES.items():
+        section = doc.split(f"### `{name}`\n", 1)[1].split("\n#", 1)[0]
+        assert re.findall(r"\| `(\w+)` \| ([^|]+) \|", section) == [
+            (c, t) for c, t, _ in columns], name

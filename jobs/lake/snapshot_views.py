@@ -103,6 +103,27 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
 
 
 def history_rows(spark, lake: Path, table: str, snapshot_id: str):
-    """A history table as of the snapshot: every row written by it or an earlier snapshot."""
+    """A history table as of the snapshot: every row written by it or an earlier snapshot
+    (under the snapshot's id, as the other views)."""
+    from pyspark.sql import functions as F
+
     rows = read_table(spark, lake, table)
-    return rows.where(in_ids("snapshot_id", LakeOrder.read(spark, lake).upto(snapshot_id)))
+    return (rows.where(in_ids("snapshot_id", LakeOrder.read(spark, lake).upto(snapshot_id)))
+            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+RECORD_TABLES = ("raw_records", "records", "record_facts")
+
+
+def as_of(spark, lake: Path, table: str, snapshot_id: str):
+    """``table`` as of the snapshot in an incremental lake, by the kind of table (module
+    docstring); None for a table written whole per snapshot (read it filtered by its id)."""
+    from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES
+
+    if table in RECORD_TABLES:
+        return snapshot_rows(spark, lake, table, snapshot_id)
+    if table in GROUP_STATE_TABLES:
+        return group_state(spark, lake, table, snapshot_id)
+    if table in HISTORY_TABLES:
+        return history_rows(spark, lake, table, snapshot_id)
+    return None

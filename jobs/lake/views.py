@@ -120,18 +120,23 @@ def _sql_literal(text: str) -> str:
 def register_lake(spark, lake: Path, snapshot_id: str | None = None,
                   sql_dir: Path = SQL_DIR, settings: dict | None = None,
                   frames: dict | None = None, materialize: bool = False) -> Catalog:
-    """Register the lake's tables (only ``snapshot_id``'s rows when given), the one-row
+    """Register the lake's tables (only ``snapshot_id``'s rows when given; in an incremental
+    lake, each table as of the snapshot: :func:`jobs.lake.snapshot_views.as_of`), the one-row
     ``settings`` view (``settings``, default the ``insights`` section of conf/; with a
     ``snapshot_id``, its captured broker configs over conf/: :func:`snapshot_settings`) and the
     ``sql/`` views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
     in for the lake's tables of the same name. ``materialize``: compute each view of
     :data:`MATERIALIZED` once and hold it, for a caller about to run many views."""
     from jobs.lake.delta import direct_snapshot
+    from jobs.lake.snapshot_views import as_of, is_incremental
 
     catalog = Catalog()
     frames = frames or {}
+    incremental = snapshot_id is not None and is_incremental(lake)
     for name in sorted(set(lake_tables(lake)) | set(frames)):
         df = frames.get(name)
+        if df is None and incremental:
+            df = as_of(spark, lake, name, snapshot_id)   # None: written whole per snapshot
         if df is None and snapshot_id is not None:
             df = direct_snapshot(spark, lake, name, snapshot_id)  # None: through Delta, below
         if df is None:

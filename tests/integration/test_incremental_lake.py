@@ -134,3 +134,57 @@ def test_history_holds_the_row_of_every_record_any_snapshot_held(spark, run_lake
         assert kept.groupBy("log_partition", "log_offset", *(
             ["epoch_kind", "member_id"] if table == "epochs" else [])).count() \
             .where(F.col("count") > 1).count() == 0, table
+
+
+def test_the_lake_s_views_of_a_snapshot_read_the_incremental_lake_as_of_it(spark, run_lakes):
+    """``register_lake`` (what sql, the report and the audit read) on the incremental lake gives
+    the full run's per-group state, and every offset commit up to the snapshot."""
+    from jobs.lake.views import register_lake
+
+    incremental, full, ids, _ = run_lakes
+
+    def positions(table: str) -> set[tuple[int, int]]:
+        return {(r[0], r[1]) for r in spark.table(table).select("log_partition", "log_offset")
+                .collect()}
+
+    for sid in (ids[0], ids[-1]):
+        register_lake(spark, full, sid)
+        expected = {t: _content(spark.table(t)) for t in STATE}
+        held = positions("offset_commits")
+        register_lake(spark, incremental, sid)
+        for table in STATE:
+            assert _content(spark.table(table)) == expected[table], (sid, table)
+        assert held <= positions("offset_commits"), sid
+        assert {r[0] for r in spark.table("offset_commits").select("snapshot_id")
+                .distinct().collect()} == {sid}
+
+
+def _doc_queries() -> list[str]:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lake.md").read_text()
+    section = doc.split("## Across snapshots", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in section.split("```sql\n")[1:]]
+
+
+def test_the_queries_of_docs_lake_md_answer_as_the_views_do(spark, run_lakes):
+    from jobs.lake.snapshot_views import group_state
+    from jobs.lake.views import register_lake
+
+    incremental, _, ids, _ = run_lakes
+    at_group, member_epochs, held = _doc_queries()
+    register_lake(spark, incremental)
+    sid = ids[2]
+    state = group_state(spark, incremental, "groups", sid)
+    group = sorted(r[0] for r in state.select("group_id").collect())[0]
+    answer = spark.sql(at_group.replace("'S'", f"'{sid}'").replace("'G'", f"'{group}'"))
+    assert _content(answer) == _content(state.where(f"group_id = '{group}'"))
+    epochs = read_table(spark, incremental, "epochs")
+    member = sorted(r[0] for r in epochs.select("member_id").collect() if r[0])[0]
+    rows = spark.sql(member_epochs.replace("'M'", f"'{member}'")).collect()
+    assert sorted((r["log_partition"], r["log_offset"], r["epoch_kind"]) for r in rows) == sorted(
+        (r[0], r[1], r[2]) for r in epochs.where(f"member_id = '{member}'")
+        .select("log_partition", "log_offset", "epoch_kind").collect())
+    assert rows and all(r["first_seen_in"] in ids for r in rows)
+    records = spark.sql(held.replace("'S'", f"'{sid}'"))
+    assert _rows(records) == _rows(snapshot_rows(spark, incremental, RAW_RECORDS, sid))
