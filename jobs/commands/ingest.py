@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from jobs.commands.inputs import (EXIT_FAILED, EXIT_LAKE_CONFLICT, EXIT_OK, check_inputs,
                                       fail, write_lake)
-    from jobs.stages.increment import LakeConflict, ingest_increment, is_incremental
+    from jobs.lake.snapshot_views import LakeConflict, is_incremental
+    from jobs.stages.increment import ingest_increment
 
     cfg = load_config().with_lake(args.lake)
     refused = check_inputs("ingest", args.paths)
