@@ -6,6 +6,8 @@ request (10-200 records); the rest KIP-848 consumer-group records (types 3, 5-8)
 group metadata (type 2); offset tombstones; a few transactional commits ended by COMMIT or ABORT
 markers; some batches lz4 or zstd. Records are encoded with :mod:`decoders.codec` (offset commits
 with ``struct``, byte-identical and much faster) and framed with :mod:`decoders.log.writer`.
+Each partition is one :class:`PartitionStream` (seeded, independent of the others), which
+:mod:`bench.series` continues past the snapshot's end to make later snapshots of the same log.
 
     path = ensure_snapshot(2_000_000)   # .cache/bench/snapshot-2000000-v1/__consumer_offsets-N/
 """
@@ -18,6 +20,7 @@ import shutil
 import struct
 import uuid
 from pathlib import Path
+from typing import NamedTuple
 
 from decoders.codec import encode_key, encode_value
 from decoders.log.compression import compress
@@ -30,6 +33,7 @@ PARTITIONS, GROUPS, TOPICS, TOPIC_PARTITIONS = 12, 5000, 200, 16
 MEMBERSHIP_SHARE, TOMBSTONE_SHARE, TXN_SHARE = 0.05, 0.003, 0.002
 T0 = 1_760_000_000_000
 CODECS = ["none"] * 7 + ["lz4"] * 2 + ["zstd"]
+SEED = 10
 
 
 def topic_id(index: int) -> uuid.UUID:
@@ -158,47 +162,87 @@ def _commit_records(group: _Group, rng: random.Random, ts: int, tombstone: bool)
     return out
 
 
-def _partition_batches(part: int, groups: list[_Group], budget: int, rng: random.Random):
-    """Batches (bytes) of one partition until about ``budget`` records are written."""
-    offset, ts, written, producer = 0, T0, 0, 1000 * (part + 1)
-    open_txn: int | None = None
-    while written < budget:
-        group = rng.choice(groups)
-        ts += rng.randint(1, 50)
-        roll = rng.random()
-        kwargs = {}
-        if open_txn is not None and roll < 0.3:
-            outcome = 1 if rng.random() < 0.7 else 0  # COMMIT 1, ABORT 0
-            yield encode_control_batch(outcome, 0, offset=offset, producer_id=open_txn,
-                                       producer_epoch=0, timestamp=ts)
-            offset, open_txn = offset + 1, None
-            continue
-        if roll < MEMBERSHIP_SHARE:
-            records = _membership_records(group, ts)
-        else:
-            records = _commit_records(group, rng, ts, roll < MEMBERSHIP_SHARE + TOMBSTONE_SHARE)
-            if open_txn is None and rng.random() < TXN_SHARE:
-                producer += 1
-                open_txn = producer
-                kwargs = {"producer_id": producer, "producer_epoch": 0, "base_sequence": 0,
-                          "is_transactional": True}
-        encode = check_fast_batch if offset < 500 else fast_batch
-        yield encode(records, base_offset=offset, compression=rng.choice(CODECS), **kwargs)
-        offset += len(records)
-        written += len(records)
+class PartitionStream:
+    """One partition's batches, resumable: :meth:`take` writes until the partition holds about
+    ``budget`` records, and a later :meth:`take` with a larger budget continues the same log
+    (same groups, offsets, epochs, timestamps and random stream) where the previous one stopped.
+    A stream taken to ``budget`` in one call yields exactly the bytes of one taken there in
+    several calls (each iterated to its end).
+
+    Items are ``(batch bytes, Batch)``; :class:`Batch` says what the bytes hold without parsing
+    them (:mod:`bench.series` compacts the log with it)."""
+
+    def __init__(self, part: int, groups: list[_Group], rng: random.Random):
+        self.part, self.groups, self.rng = part, groups, rng
+        self.offset, self.ts, self.written, self.producer = 0, T0, 0, 1000 * (part + 1)
+        self.open_txn: int | None = None
+
+    def take(self, budget: int):
+        rng, groups = self.rng, self.groups
+        while self.written < budget:
+            group = rng.choice(groups)
+            self.ts += rng.randint(1, 50)
+            ts, offset = self.ts, self.offset
+            roll = rng.random()
+            kwargs = {}
+            if self.open_txn is not None and roll < 0.3:
+                outcome = 1 if rng.random() < 0.7 else 0  # COMMIT 1, ABORT 0
+                yield (encode_control_batch(outcome, 0, offset=offset, producer_id=self.open_txn,
+                                            producer_epoch=0, timestamp=ts),
+                       Batch(offset, (), self.open_txn, True, outcome, None))
+                self.offset, self.open_txn = offset + 1, None
+                continue
+            if roll < MEMBERSHIP_SHARE:
+                records = _membership_records(group, ts)
+            else:
+                records = _commit_records(group, rng, ts, roll < MEMBERSHIP_SHARE + TOMBSTONE_SHARE)
+                if self.open_txn is None and rng.random() < TXN_SHARE:
+                    self.producer += 1
+                    self.open_txn = self.producer
+                    kwargs = {"producer_id": self.producer, "producer_epoch": 0,
+                              "base_sequence": 0, "is_transactional": True}
+            encode = check_fast_batch if offset < 500 else fast_batch
+            yield (encode(records, base_offset=offset, compression=rng.choice(CODECS), **kwargs),
+                   Batch(offset, [r[0] for r in records], kwargs.get("producer_id", -1),
+                         bool(kwargs), None, group.name))
+            self.offset = offset + len(records)
+            self.written += len(records)
 
 
-def generate(root: Path, records: int, seed: int = 10) -> Path:
+class Batch(NamedTuple):
+    """What a batch of :class:`PartitionStream` holds: its base offset, its records' keys (in
+    offset order; none for a transaction marker), its producer (-1 for none), whether it is
+    transactional, for a marker its control type (1 COMMIT, 0 ABORT; else None), and the group
+    whose records it holds (None for a marker)."""
+    base_offset: int
+    keys: list[bytes] | tuple
+    producer_id: int
+    transactional: bool
+    control: int | None
+    group: str | None
+
+
+def partition_budget(records: int, part: int) -> int:
+    """The records partition ``part`` gets of ``records`` spread over the partitions."""
+    return records // PARTITIONS + (1 if part < records % PARTITIONS else 0)
+
+
+def partition_streams(seed: int = SEED) -> list[PartitionStream]:
+    """Every partition's stream, at its start, as :func:`generate` writes them with ``seed``."""
     rng = random.Random(seed)
     groups = [_Group(i, rng) for i in range(GROUPS)]
+    return [PartitionStream(part, [g for i, g in enumerate(groups) if i % PARTITIONS == part],
+                            random.Random(seed * 100 + part))
+            for part in range(PARTITIONS)]
+
+
+def generate(root: Path, records: int, seed: int = SEED) -> Path:
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    for part in range(PARTITIONS):
-        mine = [g for i, g in enumerate(groups) if i % PARTITIONS == part]
-        budget = records // PARTITIONS + (1 if part < records % PARTITIONS else 0)
+    for part, stream in enumerate(partition_streams(seed)):
         path = tmp / f"__consumer_offsets-{part}" / "00000000000000000000.log"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_segment(path, _partition_batches(part, mine, budget, random.Random(seed * 100 + part)))
+        write_segment(path, (data for data, _ in stream.take(partition_budget(records, part))))
     tmp.rename(root)
     return root
 
