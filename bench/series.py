@@ -9,9 +9,11 @@ Step 0 is the bench snapshot of N records itself (its files hard-linked, not cop
   step stopped, so the same groups go on committing, their offsets, epochs and timestamps go on
   from where they were, and each partition's offsets go on after its last one; the new batches
   are a new segment file per partition named by its base offset (20 digits), as Kafka rolls one;
-* compaction of old batches: from the step's older segments (every one but its new one), each
-  batch all of whose records are superseded by a later record of the same key in the step's log
-  is removed, except transactional batches, transaction markers and the last batch of a segment.
+* compaction of old batches: from the step's older segments (every one but its new one),
+  batches all of whose records are superseded by a later record of the same key in the step's
+  log are removed, oldest first, until about as many records are gone as the step added (the
+  base was never compacted: removing all of it at once would make the first step a full replay),
+  except transactional batches, transaction markers and the last batch of a segment.
   A record supersedes an earlier one when it is not transactional or its transaction was
   committed (a marker in the log); an aborted or still open transaction supersedes nothing.
 
@@ -49,7 +51,7 @@ from pathlib import Path
 from bench.snapshot import (SEED, VERSION, Batch, PartitionStream, ensure_snapshot,
                             partition_budget, partition_streams)
 
-SERIES_VERSION = "v1"
+SERIES_VERSION = "v2"
 STEPS = 10
 NEW_SHARE = 0.01
 INFO = "series.json"
@@ -145,12 +147,20 @@ class _PartitionLog:
             self.segments.append((self.entries[indexes[0]].base_offset, indexes))
             self.last.add(indexes[-1])
 
-    def compact(self, step: int) -> list[int]:
-        """Remove every batch of the older segments that compaction may remove (module
-        docstring); returns them."""
+    def compact(self, step: int, limit: int) -> list[int]:
+        """Remove batches of the older segments that compaction may remove (module docstring),
+        oldest first, until about ``limit`` records are gone (a cleaner that catches up a
+        little each time: the base snapshot was never compacted, and removing all of it at the
+        first step would make that step a full replay); returns them."""
         entries = self.entries
-        gone = sorted(i for i in self.dead if entries[i].live == 0
-                      and entries[i].segment < step and i not in self.last)
+        candidates = sorted(i for i in self.dead if entries[i].live == 0
+                            and entries[i].segment < step and i not in self.last)
+        gone, removed = [], 0
+        for i in candidates:
+            if removed >= limit:
+                break
+            gone.append(i)
+            removed += entries[i].records
         for i in gone:
             entries[i].data = None
         self.dead.difference_update(gone)
@@ -229,7 +239,7 @@ def _partition_series(part: int, stream: PartitionStream, records: int, base: Pa
         for data, batch in stream.take(max(budget + step * add, stream.written + 1)):
             log.append(step, data, batch)
         log.add_segment(step, list(range(first, len(log.entries))))
-        gone = log.compact(step)
+        gone = log.compact(step, add)
         changed = {len(log.segments) - 1} | {
             s for s, (_, indexes) in enumerate(log.segments)
             if any(log.entries[i].data is None for i in indexes)}
