@@ -207,15 +207,15 @@ def now_ms() -> int:
 
 
 def _wait(what: str, check, broker: KafkaBroker, timeout_s: float = WAIT_S, interval_s: float = 0.1):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise SeriesError(f"timed out after {timeout_s:.0f} s waiting for {what}; last: "
-                              f"{value!r}\ncleaner lines of the broker log:\n{cleaner_log_tail(broker)}")
-        time.sleep(interval_s)
+    """:func:`.workloads.wait_until`, its timeout a :class:`SeriesError` with the broker's cleaner
+    lines."""
+    from .workloads import WorkloadError, wait_until
+
+    try:
+        return wait_until(what, check, timeout_s, interval_s)
+    except WorkloadError as exc:
+        raise SeriesError(f"{exc}\ncleaner lines of the broker log:\n"
+                          f"{cleaner_log_tail(broker)}") from exc
 
 
 def cleaner_log_tail(broker: KafkaBroker, lines: int = 25) -> str:
