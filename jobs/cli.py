@@ -43,6 +43,9 @@ COMMANDS: tuple[Command, ...] = (
             "offsetlake quality --lake lake"),
     Command("report", "jobs.commands.report", "write a self-contained HTML report with plots",
             "offsetlake report --lake lake --out report.html"),
+    Command("vacuum", "jobs.commands.vacuum", "drop the per-snapshot state of an incremental "
+            "lake's old snapshots (history stays), then Delta VACUUM",
+            "offsetlake vacuum --lake lake --keep 24"),
     Command("demo", "jobs.commands.demo", "run the pipeline on the bundled sample snapshot",
             "offsetlake demo"),
 )

@@ -70,6 +70,13 @@ REPLAYED_GROUPS_COLUMNS = (
     ("group_id", "string", "the group"),
 )
 
+VACUUMS = "vacuums"
+VACUUMS_COLUMNS = (
+    ("snapshot_id", "string", "a snapshot offsetlake vacuum dropped the per-snapshot state of: "
+                              "its records and history stay, its own view is gone"),
+    ("vacuumed_at", "bigint", "when (ms since the epoch)"),
+)
+
 # The replay's tables in an incremental lake. Per-group state: a snapshot writes the rows of the
 # groups it replayed (replayed_groups); a group's state at snapshot S is its rows at the latest
 # snapshot up to S that replayed it. History: a snapshot writes the rows of the records it was
@@ -80,4 +87,4 @@ HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")
 
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
-                    REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS}
+                    REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS}

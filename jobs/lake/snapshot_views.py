@@ -93,6 +93,9 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
 
     order = LakeOrder.read(spark, lake)
     upto = order.upto(snapshot_id)
+    if snapshot_id in vacuumed(spark, lake):
+        raise KeyError(f"snapshot {snapshot_id!r} was vacuumed (offsetlake vacuum): its "
+                       "per-group state is gone; its records and history stay")
     seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
     latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", upto))
               .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
@@ -100,6 +103,15 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
     rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
     return (rows.join(latest, ["group_id", "snapshot_id"], "left_semi")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+def vacuumed(spark, lake: Path) -> set[str]:
+    """The snapshots ``offsetlake vacuum`` dropped the per-snapshot state of."""
+    from jobs.lake.increments import VACUUMS
+
+    if not (Path(table_path(lake, VACUUMS)) / "_delta_log").is_dir():
+        return set()
+    return {r[0] for r in read_table(spark, lake, VACUUMS).select("snapshot_id").collect()}
 
 
 def history_rows(spark, lake: Path, table: str, snapshot_id: str):
