@@ -126,17 +126,26 @@ def vacuum_lake(spark, lake: Path, keep: int | None = None, older_than_ms: int |
 
 
 def _delta_vacuum(spark, lake: Path, retain_hours: float) -> None:
-    """Delta's VACUUM of every table, a few at a time (each is several small Spark jobs); a
-    retention under Delta's 7-day default is allowed: the lake's writer is this project's, which
-    holds the lake's write lock meanwhile."""
-    from delta.tables import DeltaTable
+    """Delta's VACUUM of every table, a few at a time. ``LITE``: the files to delete come from
+    the Delta log's remove actions, not from listing and comparing every file (the full mode
+    took about 45 s per table here, LITE 3-6 s); when the log no longer reaches back far enough
+    for that, the full mode. A retention under Delta's 7-day default is allowed: the lake's
+    writer is this project's, which holds the lake's write lock meanwhile."""
+    from pyspark.errors import PySparkException
 
     check = "spark.databricks.delta.retentionDurationCheck.enabled"
     before = spark.conf.get(check, "true")
     spark.conf.set(check, "false")
+
+    def vacuum(table: str) -> None:
+        path = table_path(lake, table).replace("`", "``")
+        try:
+            spark.sql(f"VACUUM delta.`{path}` LITE RETAIN {retain_hours:g} HOURS").collect()
+        except PySparkException:
+            spark.sql(f"VACUUM delta.`{path}` RETAIN {retain_hours:g} HOURS").collect()
+
     try:
         with ThreadPoolExecutor(4, thread_name_prefix="offsetlake-vacuum") as pool:
-            list(pool.map(lambda table: DeltaTable.forPath(spark, table_path(lake, table))
-                          .vacuum(retain_hours), lake_tables(lake)))
+            list(pool.map(vacuum, lake_tables(lake)))
     finally:
         spark.conf.set(check, before)
