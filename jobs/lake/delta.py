@@ -41,6 +41,11 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
        .save(table_path(lake, table)))
 
 
+def has_table(lake: Path, table: str) -> bool:
+    """Whether ``lake`` holds ``table`` (its directory has a Delta log)."""
+    return (Path(table_path(lake, table)) / "_delta_log").is_dir()
+
+
 def _commits(lake: Path, table: str) -> list[Path]:
     log = Path(table_path(lake, table)) / "_delta_log"
     return sorted(p for p in log.glob("*.json") if p.stem.isdigit())

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.lake.delta import read_table, table_path
+from jobs.lake.delta import has_table, read_table
 from jobs.lake.increments import RECORD_REMOVALS, REPLAYED_GROUPS, SNAPSHOTS
 
 
@@ -24,7 +24,7 @@ class LakeConflict(ValueError):
 
 def is_incremental(lake: Path) -> bool:
     """Whether ``lake`` is an incremental lake (it lists its snapshots in ``snapshots``)."""
-    return (Path(table_path(lake, SNAPSHOTS)) / "_delta_log").is_dir()
+    return has_table(lake, SNAPSHOTS)
 
 
 @dataclass
@@ -109,7 +109,7 @@ def vacuumed(spark, lake: Path) -> set[str]:
     """The snapshots ``offsetlake vacuum`` dropped the per-snapshot state of."""
     from jobs.lake.increments import VACUUMS
 
-    if not (Path(table_path(lake, VACUUMS)) / "_delta_log").is_dir():
+    if not has_table(lake, VACUUMS):
         return set()
     return {r[0] for r in read_table(spark, lake, VACUUMS).select("snapshot_id").collect()}
 

@@ -153,13 +153,13 @@ def _snapshot_records(spark, lake: Path, inc: Increment, new_rows):
 def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
     """Topic id -> name as the snapshot's tables name them: a topic id names one topic for good,
     so the lake's rows of every snapshot name the snapshot's ids as its own would."""
-    from jobs.lake.delta import table_path
+    from jobs.lake.delta import has_table
     from jobs.stages.audit import NAME_TABLES, lake_topic_names
 
     tables = {}
     for table, _ in NAME_TABLES:
         frame = frames[table]
-        if (Path(table_path(lake, table)) / "_delta_log").is_dir():
+        if has_table(lake, table):
             frame = frame.unionByName(read_table(spark, lake, table).select(*frame.columns))
         tables[table] = frame
     return lake_topic_names(tables)
