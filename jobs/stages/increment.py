@@ -148,7 +148,11 @@ def _conflicts(read_rows, held):
 @dataclass
 class Increment:
     """A snapshot prepared to join the lake: read where the lake does not hold it, checked, and
-    sorted into held and new rows (staged under ``staging`` until the run ends)."""
+    sorted into held and new rows (staged under ``staging`` until the run ends).
+
+    Only the batches the snapshot does not hold unchanged can hold a removed or a new record, so
+    every frame of what changed is computed from those (``unheld``) and held once, small: a
+    step costs what changed, not the lake's size."""
     snapshot_id: str
     seq: int
     earlier: list[str]          # the lake's snapshots before it, oldest first
@@ -159,7 +163,8 @@ class Increment:
     lake_rows: object           # raw_records of the earlier snapshots
     new_keys: object            # (partition, offset) of the records the lake did not hold
     removed: object             # record_removals rows of this snapshot
-    present_before: object      # (partition, offset, batch_base_offset) the previous one held
+    gone: object                # (partition, offset) of every record removed up to this one
+    before: dict                # partition -> records the previous snapshot held
 
     @property
     def held_batches(self) -> int:
@@ -167,8 +172,25 @@ class Increment:
 
     def new_rows(self):
         """The staged rows (records, quarantine units) of what the lake did not hold."""
-        return self.staged.rows.join(self.lake_rows.select("partition", "offset"),
-                                     ["partition", "offset"], "left_anti")
+        from pyspark.sql import functions as F
+
+        return self.staged.rows.join(F.broadcast(self.new_keys), ["partition", "offset"],
+                                     "left_semi")
+
+    def present(self, frame):
+        """The rows of ``frame`` (lake rows: ``partition``, ``offset``) the snapshot holds."""
+        return frame.join(self.gone, ["partition", "offset"], "left_anti")
+
+
+def hold(spark, frame, staging: Path, name: str, local: bool):
+    """``frame`` computed once: held by the driver when small (``local``), else staged as
+    Parquet under ``staging``; later uses read that, not the frame's plan again."""
+    from jobs.stages.frames import local_frame
+
+    if local:
+        return local_frame(spark, frame.toArrow())
+    frame.write.mode("overwrite").parquet(str(staging / name))
+    return spark.read.parquet(str(staging / name))
 
 
 def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
@@ -218,31 +240,47 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
         read_rows = raw_records_rows(staged.rows)
         lake_rows = (read_table(spark, lake, RAW_RECORDS).where(in_ids("snapshot_id", earlier))
                      if earlier else read_rows.limit(0))
-        bad = _conflicts(read_rows, lake_rows).limit(5).collect() if earlier else []
+        unheld = _unheld(spark, lake_rows, plan, staging, staged.local)
+        bad = _conflicts(read_rows, unheld).limit(5).collect() if earlier else []
         if bad:
             raise LakeConflict(
                 f"snapshot {snapshot_id!r} disagrees with the lake at "
                 + ", ".join(f"partition {r[0]} offset {r[1]}" for r in bad)
                 + ": the same (partition, offset) with other bytes (another cluster, or a log "
                   "truncated and written again); nothing was written")
+        keys = ["partition", "offset"]
+        gone_before = (read_table(spark, lake, RECORD_REMOVALS).where(in_ids("snapshot_id", earlier))
+                       .select(*keys) if earlier else read_rows.select(*keys).limit(0))
+        removed = hold(spark, unheld.select(*keys).join(gone_before, keys, "left_anti")
+                       .join(read_rows.select(*keys), keys, "left_anti")
+                       .select(F.lit(snapshot_id).alias("snapshot_id"), *keys),
+                       staging, "removed", staged.local)
+        new_keys = hold(spark, read_rows.select(*keys).join(unheld.select(*keys), keys, "left_anti"),
+                        staging, "new_keys", staged.local)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    keys = ["partition", "offset"]
-    present_before = lake_rows.select(*keys, "batch_base_offset")
+    before = {}
     if earlier:
-        removed_before = (read_table(spark, lake, RECORD_REMOVALS)
-                          .where(in_ids("snapshot_id", earlier)).select(*keys))
-        present_before = present_before.join(removed_before, keys, "left_anti")
-    held_bases = _frame(spark, sorted({(b.partition, b.base_offset)
-                                       for b in (plan.held if plan else [])}),
-                        (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
-    removed = (present_before.join(held_bases, ["partition", "batch_base_offset"], "left_anti")
-               .join(read_rows.select(*keys), keys, "left_anti")
-               .select(F.lit(snapshot_id).alias("snapshot_id"), *keys))
-    new_keys = read_rows.select(*keys).join(lake_rows.select(*keys), keys, "left_anti")
+        before = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
+                  .where(F.col("snapshot_id") == earlier[-1]).select("partition", "records")
+                  .collect()}
     return Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
-                     new_keys, removed, present_before)
+                     new_keys, removed, gone_before.unionByName(removed.select(*keys)), before)
+
+
+def _unheld(spark, lake_rows, plan: IncrementPlan | None, staging: Path, local: bool):
+    """The lake's rows of the batches the snapshot does not hold unchanged (rewritten by the
+    cleaner, removed whole, or read again), held once: every new or removed record, and every
+    record read that the lake holds, is among them. A capture has no batches: all lake rows."""
+    from pyspark.sql import functions as F
+
+    if plan is None:
+        return lake_rows
+    held_bases = _frame(spark, sorted({(b.partition, b.base_offset) for b in plan.held}),
+                        (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
+    return hold(spark, lake_rows.join(F.broadcast(held_bases), ["partition", "batch_base_offset"],
+                                      "left_anti"), staging, "unheld", local)
 
 
 def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
@@ -284,7 +322,7 @@ def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
     lake lists it as complete."""
     read_rows = raw_records_rows(inc.staged.rows)
     new_rows = read_rows.join(inc.new_keys, ["partition", "offset"], "left_semi")
-    counts = _partition_counts(inc.present_before, inc.removed, new_rows, read_rows)
+    counts = _partition_counts(inc.before, inc.removed, new_rows, read_rows)
     ends = inc.plan.ends if inc.plan else counts["ends"]
     parts = [(inc.snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p])
              for p in sorted(counts["partitions"])]
@@ -325,15 +363,16 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
     return report
 
 
-def _partition_counts(present_before, removed, new_rows, read_rows) -> dict:
-    """Per partition: (records held, new, removed); and, from what was read, each partition's
-    offsets (a capture's log start and end, which it has no batches for)."""
+def _partition_counts(before: dict, removed, new_rows, read_rows) -> dict:
+    """Per partition: (records held, new, removed), from the previous snapshot's counts
+    (``before``); and, from what was read, each partition's offsets (a capture's log start and
+    end, which it has no batches for)."""
     from pyspark.sql import functions as F
 
     def by_partition(frame) -> dict:
         return {r[0]: r[1] for r in frame.groupBy("partition").count().collect()}
 
-    before, gone, new = by_partition(present_before), by_partition(removed), by_partition(new_rows)
+    gone, new = by_partition(removed), by_partition(new_rows)
     parts = {p: (before.get(p, 0) - gone.get(p, 0) + new.get(p, 0), new.get(p, 0), gone.get(p, 0))
              for p in set(before) | set(new) | set(gone)}
     ends = {r[0]: (r[1], r[2] + 1) for r in read_rows.groupBy("partition")

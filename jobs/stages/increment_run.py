@@ -5,8 +5,9 @@ A group's replay depends on its own records alone (and on the transaction marker
 transactional commits), so a group none of whose records is new, removed by compaction, or ended
 by a new or removed marker replays to exactly what it replayed to at the previous snapshot: its
 state rows are not written again. The groups the snapshot did change are replayed from every
-record the lake holds of them as of the snapshot (the held ones decoded again from their bytes,
-the new ones as the ingest decoded them), by the same stage as a full run
+record the lake holds of them as of the snapshot (held offset commits typed from ``records``,
+held membership records decoded again from their bytes, the new ones as the ingest decoded
+them), by the same stage as a full run
 (:func:`jobs.stages.pipeline.replay`), and their fencing audit runs with the snapshot-wide facts
 of the whole snapshot (its regime, its time, where compaction left gaps, topic names).
 
@@ -33,7 +34,8 @@ from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GR
 from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
-from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, write_listing)
+from jobs.stages.increment import (Increment, IncrementReport, hold, prepare_increment,
+                                   write_listing)
 from jobs.stages.progress import Progress
 
 KEYS = ["partition", "offset"]
@@ -68,9 +70,9 @@ class IncrementRunReport:
                           f"total {self.seconds:.1f}s"])
 
 
-def present_keys(inc: Increment):
-    """(partition, offset) of the held records the snapshot still holds."""
-    return inc.present_before.select(*KEYS).join(inc.removed.select(*KEYS), KEYS, "left_anti")
+def _held_records(spark, lake: Path, inc: Increment):
+    """``records`` of the earlier snapshots (present now or not)."""
+    return read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
 
 
 def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
@@ -79,51 +81,74 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
     from pyspark.sql import functions as F
 
     is_data = (F.col("row_kind") == "record") & ~F.col("is_control")
-    held_records = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
-                    if inc.earlier else None)
     found = new_rows.where(is_data & F.col("group_id").isNotNull()).select("group_id")
     marker_partitions = new_rows.where(F.col("row_kind") == "record").where("is_control").select(
         "partition")
-    if held_records is not None:
-        found = found.unionByName(held_records.join(inc.removed.select(*KEYS), KEYS, "left_semi")
-                                  .select("group_id"))
+    if inc.earlier:
+        held_records = _held_records(spark, lake, inc)
+        removed = F.broadcast(inc.removed.select(*KEYS))
+        found = found.unionByName(held_records.join(removed, KEYS, "left_semi").select("group_id"))
         marker_partitions = marker_partitions.unionByName(
-            inc.lake_rows.where("is_control").join(inc.removed.select(*KEYS), KEYS, "left_semi")
-            .select("partition"))
-        found = found.unionByName(
-            held_records.where("is_transactional")
-            .join(marker_partitions.distinct(), ["partition"], "left_semi")
-            .join(present_keys(inc), KEYS, "left_semi").select("group_id"))
+            inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi").select("partition"))
+        transactional = (held_records.where("is_transactional")
+                         .join(F.broadcast(marker_partitions.distinct()), ["partition"], "left_semi"))
+        found = found.unionByName(inc.present(transactional).select("group_id"))
     return sorted(r[0] for r in found.where(F.col("group_id").isNotNull()).distinct().collect())
 
 
-def _as_staged_rows(raw):
-    """``raw_records`` rows in the staged row schema (what the ingest's reader stages)."""
+def _as_staged_rows(raw, decoded=None):
+    """``raw_records`` rows in the staged row schema (what the ingest's reader stages); with
+    ``decoded``, the decoded columns too (named as the decode stage stages them), taken from
+    ``raw`` where it has them and null elsewhere."""
     from pyspark.sql import functions as F
 
     from jobs.stages.frames import from_arrow_type
     from jobs.stages.segment_rows import RECORD, ROW_SCHEMA
 
+    fields = list(ROW_SCHEMA) + list(decoded or [])
     return raw.select(*[
         F.lit(RECORD).alias(f.name) if f.name == "row_kind"
-        else F.col(f.name) if f.name in raw.columns
-        else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name) for f in ROW_SCHEMA])
+        else F.col(f.name).cast(from_arrow_type(f.type)).alias(f.name) if f.name in raw.columns
+        else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name) for f in fields])
 
 
 def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
     """The staged rows the replay of ``groups`` reads: every record the lake holds of them as of
-    the snapshot (held ones decoded again from their bytes: the lake keeps no decoded form of
-    them), every transaction marker it holds, and the snapshot's new rows."""
-    from jobs.stages.decode import decode_frame
+    the snapshot, every transaction marker it holds, and the snapshot's new rows. Of the held
+    ones only membership records and markers are decoded again from their bytes (the lake keeps
+    no decoded form of them the group replay can read); offset commits, most of a group's
+    records, come typed from ``records`` (:func:`_held_commits`)."""
+    from pyspark.sql import functions as F
+
+    from jobs.stages.decode import OFFSET_COMMIT_TYPES, decode_frame, decoded_fields
     from jobs.stages.segment_rows import ROW_SCHEMA
 
     if not inc.earlier:
         return new_rows
-    held = inc.lake_rows.join(present_keys(inc), KEYS, "left_semi")
-    of_groups = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
-                 .join(groups, ["group_id"], "left_semi").select(*KEYS))
-    chosen = held.join(of_groups, KEYS, "left_semi").unionByName(held.where("is_control"))
-    return new_rows.unionByName(decode_frame(_as_staged_rows(chosen), ROW_SCHEMA))
+    of_groups = inc.present(_held_records(spark, lake, inc)
+                            .join(F.broadcast(groups), ["group_id"], "left_semi"))
+    is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
+    membership = inc.lake_rows.join(F.broadcast(of_groups.where(~is_commit).select(*KEYS)), KEYS,
+                                    "left_semi")
+    decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
+    # markers have nothing to decode (the decode stage leaves a control record's columns null)
+    markers = _as_staged_rows(inc.present(inc.lake_rows.where("is_control")), decoded_fields())
+    columns = [f.name for f in ROW_SCHEMA] + [f.name for f in decoded_fields()]
+    commits = _held_commits(of_groups.where(is_commit)).select(*columns)
+    return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
+
+
+def _held_commits(records):
+    """Held offset commits (``records`` rows) as staged decoded rows: typed from ``records``,
+    which keeps every column the replay and the fencing audit read of them, so they are not
+    decoded again (their bytes, batch columns and JSON value, which nothing after the decode
+    reads of a held record, are left null)."""
+    from pyspark.sql import functions as F
+
+    from jobs.stages.decode import decoded_fields
+
+    commits = records.drop("value").withColumn("is_control", F.lit(False))
+    return _as_staged_rows(commits, decoded_fields())
 
 
 def snapshot_raw(inc: Increment, new_rows):
@@ -131,8 +156,7 @@ def snapshot_raw(inc: Increment, new_rows):
     fencing audit (its time, compaction's gaps, the markers) come from all of it."""
     from jobs.stages.ingest import raw_records_rows
 
-    held = inc.lake_rows.join(present_keys(inc), KEYS, "left_semi")
-    return held.unionByName(raw_records_rows(new_rows))
+    return inc.present(inc.lake_rows).unionByName(raw_records_rows(new_rows))
 
 
 def _snapshot_records(spark, lake: Path, inc: Increment, new_rows):
@@ -145,22 +169,31 @@ def _snapshot_records(spark, lake: Path, inc: Increment, new_rows):
                          & F.col("error_reason").isNull()).select(*records_columns())
     if not inc.earlier:
         return new
-    held = (read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
-            .join(present_keys(inc), KEYS, "left_semi"))
+    held = inc.present(_held_records(spark, lake, inc))
     return held.unionByName(new.select(*held.columns))
 
 
 def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
-    """Topic id -> name as the snapshot's tables name them: a topic id names one topic for good,
-    so the lake's rows of every snapshot name the snapshot's ids as its own would."""
+    """Topic id -> name for the topic ids of the replayed groups' tables, as the snapshot's
+    tables name them: a topic id names one topic for good, so the lake's rows of every snapshot
+    name those ids as the snapshot's own would (only their rows are read)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
     from jobs.lake.delta import has_table
     from jobs.stages.audit import NAME_TABLES, lake_topic_names
 
+    ids = reduce(lambda a, b: a.unionByName(b),
+                 [frames[t].where(F.col("topic_id").isNotNull()).select("topic_id")
+                  for t, _ in NAME_TABLES]).distinct()
+    ids = F.broadcast(hold(spark, ids, None, "", local=True))
     tables = {}
     for table, _ in NAME_TABLES:
         frame = frames[table]
         if has_table(lake, table):
-            frame = frame.unionByName(read_table(spark, lake, table).select(*frame.columns))
+            frame = frame.unionByName(read_table(spark, lake, table).select(*frame.columns)
+                                      .join(ids, ["topic_id"], "left_semi"))
         tables[table] = frame
     return lake_topic_names(tables)
 
@@ -199,15 +232,17 @@ def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
     return replayed.unionByName(before)
 
 
-def _held_once(spark, rows, staging: Path, local: bool):
-    """The replay's rows computed once (held ones are decoded in Python workers: every later
-    use would decode them again): held by the driver when few, else staged as Parquet."""
+def _held_once(spark, rows, staging: Path, small: bool):
+    """The replay's rows computed once (held membership records are decoded in Python workers:
+    every later use would decode them again), staged as Parquet; then held by the driver when
+    few (``small``: the snapshot was read in the driver) so the replay runs there. Returns the
+    rows and whether the driver holds them."""
     from jobs.stages.frames import local_frame
 
-    if local:
-        return local_frame(spark, rows.toArrow())
-    rows.write.mode("overwrite").parquet(str(staging / "replay_rows"))
-    return spark.read.parquet(str(staging / "replay_rows"))
+    rows = hold(spark, rows, staging, "replay_rows", local=False)
+    if small and rows.count() <= LOCAL_ROWS:
+        return local_frame(spark, rows.toArrow()), True
+    return rows, False
 
 
 def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
@@ -240,8 +275,7 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                   file=progress)
             groups = spark.createDataFrame([(g,) for g in names], "group_id string")
             rows = replay_rows(spark, lake, inc, groups, new_rows)
-            local = inc.staged.local and rows.count() <= LOCAL_ROWS
-            rows = _held_once(spark, rows, inc.staging, local)
+            rows, local = _held_once(spark, rows, inc.staging, inc.staged.local)
             staged = replace(inc.staged, rows=rows, local=local)
             capture = Capture(inc.snapshot_id)
             bronze(capture, staged)
