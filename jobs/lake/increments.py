@@ -42,6 +42,11 @@ SNAPSHOT_PARTITIONS_COLUMNS = (
     ("new_records", "bigint", "of those, records the lake did not hold before"),
     ("removed_records", "bigint", "records of the partition the previous snapshot held and this "
                                   "one does not"),
+    ("last_held_offset", "bigint", "the newest offset the lake has held a record at in the "
+                                   "partition, up to this snapshot"),
+    ("late_records", "bigint", "new records at offsets below the previous snapshot's "
+                               "last_held_offset: they fill gaps an earlier snapshot left "
+                               "(normally 0)"),
 )
 
 BATCHES = "batches"
@@ -61,6 +66,15 @@ RECORD_REMOVALS_COLUMNS = (
     ("snapshot_id", "string", "the first snapshot without the record"),
     ("partition", "int", "partition of __consumer_offsets"),
     ("offset", "bigint", "log offset of the record (a row of raw_records)"),
+)
+
+GAPS = "gaps"
+GAPS_COLUMNS = (
+    ("snapshot_id", "string", "the snapshot that found the gap: the offsets between the lake's "
+                              "newest record before it and its new records"),
+    ("partition", "int", "partition of __consumer_offsets"),
+    ("start_offset", "bigint", "first offset no snapshot had held a record at"),
+    ("end_offset", "bigint", "one past the last (the offset of the next record held)"),
 )
 
 REPLAYED_GROUPS = "replayed_groups"
@@ -87,4 +101,4 @@ HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")
 
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
-                    REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS}
+                    GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS}

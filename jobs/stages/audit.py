@@ -113,17 +113,21 @@ def lake_topic_names(tables: dict) -> dict[str, str]:
 
 def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | None = None,
                    topic_names: dict[str, str] | None = None, here: bool = False,
-                   membership=None):
+                   membership=None, gaps: dict | None = None, snapshot_time: int | None = None):
     """The ``findings`` rows of one snapshot (``snapshot_id`` first, then ``findings_ddl``);
     ``commits`` is the snapshot's ``offset_commits``, ``membership`` the run's staged decoded
     membership records or None (:func:`jobs.stages.group_events.group_event_rows`).
     ``here``: each group audited in the driver, for a snapshot the driver holds (a small one),
-    so no Python worker starts; the same function on the same rows either way."""
+    so no Python worker starts; the same function on the same rows either way. ``gaps`` (the
+    snapshot's :func:`compacted_ranges`) and ``snapshot_time`` (its newest timestamp), when the
+    caller knows them, are not computed from ``raw``."""
     from pyspark.sql import functions as F
 
     regime = regime or snapshot_regime(records)
-    snapshot_time = raw.agg(F.max("timestamp")).first()[0]
-    body = audit_body(regime, topic_names or {}, compacted_ranges(raw), snapshot_time)
+    if snapshot_time is None:
+        snapshot_time = raw.agg(F.max("timestamp")).first()[0]
+    body = audit_body(regime, topic_names or {}, compacted_ranges(raw) if gaps is None else gaps,
+                      snapshot_time)
     events = group_event_rows(records, raw, commits, membership)
     if here:
         found = map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)

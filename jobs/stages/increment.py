@@ -30,9 +30,11 @@ from decoders.log.index import BatchRef, Unindexed, index_segments, spans
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_table, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids
 from jobs.lake.snapshot_views import LakeConflict, LakeOrder, in_ids, is_incremental
-from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS,
-                                  SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS, SNAPSHOTS_COLUMNS)
+from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, RECORD_REMOVALS,
+                                  SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
+                                  SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.stages.increment_gaps import Gaps, find_gaps
 from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
                                 raw_records_rows, resolve_snapshot_id, stage_snapshot,
                                 staging_dir)
@@ -165,6 +167,10 @@ class Increment:
     removed: object             # record_removals rows of this snapshot
     gone: object                # (partition, offset) of every record removed up to this one
     before: dict                # partition -> records the previous snapshot held
+    gaps: Gaps                  # what its new records say of the offsets the lake held
+    new_count: int = 0
+    removed_count: int = 0
+    newest: int | None = None   # the newest record timestamp it holds (newest_timestamp)
 
     @property
     def held_batches(self) -> int:
@@ -174,12 +180,28 @@ class Increment:
         """The staged rows (records, quarantine units) of what the lake did not hold."""
         from pyspark.sql import functions as F
 
-        return self.staged.rows.join(F.broadcast(self.new_keys), ["partition", "offset"],
-                                     "left_semi")
+        if not self.earlier:
+            return self.staged.rows
+        record = F.col("row_kind") == "record"
+        return self.staged.rows.where(~record).unionByName(
+            self.staged.rows.where(record).join(small(self.new_keys, self.new_count),
+                                                ["partition", "offset"], "left_semi"))
 
     def present(self, frame):
         """The rows of ``frame`` (lake rows: ``partition``, ``offset``) the snapshot holds."""
         return frame.join(self.gone, ["partition", "offset"], "left_anti")
+
+
+# A frame of up to this many rows is sent whole to every task as a join's small side; a
+# larger one (a first snapshot's new keys, a compaction burst's removals) is joined by a shuffle.
+BROADCAST_ROWS = 1_000_000
+
+
+def small(frame, rows: int):
+    """``frame`` (of ``rows`` rows) marked for a broadcast join when it is small enough."""
+    from pyspark.sql import functions as F
+
+    return F.broadcast(frame) if rows <= BROADCAST_ROWS else frame
 
 
 def hold(spark, frame, staging: Path, name: str, local: bool):
@@ -265,8 +287,11 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
         before = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
                   .where(F.col("snapshot_id") == earlier[-1]).select("partition", "records")
                   .collect()}
-    return Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
-                     new_keys, removed, gone_before.unionByName(removed.select(*keys)), before)
+    inc = Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
+                    new_keys, removed, gone_before.unionByName(removed.select(*keys)), before,
+                    find_gaps(spark, lake, earlier, new_keys), new_keys.count(), removed.count())
+    inc.newest = newest_timestamp(spark, lake, inc)
+    return inc
 
 
 def _unheld(spark, lake_rows, plan: IncrementPlan | None, staging: Path, local: bool):
@@ -302,6 +327,7 @@ def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
         frames[RECORD_FACTS] = data.select(*record_facts_columns())
         frames[QUARANTINE] = frames[QUARANTINE].unionByName(quarantine_columns(data.where(~ok)))
     frames[RECORD_REMOVALS] = inc.removed
+    frames[GAPS] = _frame(spark, [(inc.snapshot_id, *row) for row in inc.gaps.rows], GAPS_COLUMNS)
     batches = [(inc.snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
                 b.magic, b.records)
                for b in (inc.plan.read if inc.plan else []) if isinstance(b, BatchRef)]
@@ -324,7 +350,8 @@ def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
     new_rows = read_rows.join(inc.new_keys, ["partition", "offset"], "left_semi")
     counts = _partition_counts(inc.before, inc.removed, new_rows, read_rows)
     ends = inc.plan.ends if inc.plan else counts["ends"]
-    parts = [(inc.snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p])
+    parts = [(inc.snapshot_id, p, *ends.get(p, (None, None)), *counts["partitions"][p],
+              inc.gaps.last_held.get(p), inc.gaps.late.get(p, 0))
              for p in sorted(counts["partitions"])]
     replace_snapshot(_frame(spark, parts, SNAPSHOT_PARTITIONS_COLUMNS), lake,
                      SNAPSHOT_PARTITIONS, inc.snapshot_id)
@@ -333,10 +360,9 @@ def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
                              inc.plan.bytes_total if inc.plan else 0,
                              inc.plan.bytes_read if inc.plan else 0,
                              inc.staged.units_quarantined, 0.0)
-    newest = _newest(spark, lake, inc.earlier, read_rows)
     replace_snapshot(_frame(spark, [(inc.snapshot_id, inc.seq, inc.cluster, inc.staged.source,
                                      total, new, gone, report.batches_skipped,
-                                     report.bytes_read, newest)], SNAPSHOTS_COLUMNS),
+                                     report.bytes_read, inc.newest)], SNAPSHOTS_COLUMNS),
                      lake, SNAPSHOTS, inc.snapshot_id)
     return report
 
@@ -380,16 +406,30 @@ def _partition_counts(before: dict, removed, new_rows, read_rows) -> dict:
     return {"partitions": parts, "ends": ends}
 
 
-def _newest(spark, lake: Path, earlier: list[str], read_rows) -> int | None:
-    """The newest record timestamp the lake holds up to this snapshot: what was read now, or
-    the previous snapshot's (compaction keeps the newest record of every key)."""
+def newest_timestamp(spark, lake: Path, inc: Increment) -> int | None:
+    """The newest record timestamp the snapshot holds, exactly, without a scan of it: what it
+    read is all held; of the rest, it holds nothing the previous snapshot did not, so nothing
+    newer than the previous snapshot's newest (``snapshots.newest_timestamp``), which it still
+    holds unless compaction removed every record of that time (then, rarely, a scan)."""
     from pyspark.sql import functions as F
 
-    now = read_rows.agg(F.max("timestamp")).collect()[0][0]
-    before = None
-    if earlier:
-        rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == earlier[-1])
-                .select("newest_timestamp").collect())
-        before = rows[0][0] if rows else None
-    known = [t for t in (now, before) if t is not None]
+    keys = ["partition", "offset"]
+    read = raw_records_rows(inc.staged.rows).agg(F.max("timestamp")).collect()[0][0]
+    if not inc.earlier:
+        return read
+    rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == inc.earlier[-1])
+            .select("newest_timestamp").collect())
+    before = rows[0][0] if rows else None
+    if before is None or (read is not None and read >= before):
+        return read
+    at = [tuple(r) for r in inc.lake_rows.where(F.col("timestamp") == before).select(*keys)
+          .collect()]
+    if at:
+        removed = {tuple(r) for r in inc.gone.join(
+            F.broadcast(spark.createDataFrame(at, "partition int, offset bigint")), keys,
+            "left_semi").collect()}
+        if set(at) - removed:
+            return before
+    held = inc.present(inc.lake_rows.select(*keys, "timestamp")).agg(F.max("timestamp"))
+    known = [t for t in (read, held.collect()[0][0]) if t is not None]
     return max(known) if known else None

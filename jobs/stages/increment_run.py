@@ -34,7 +34,7 @@ from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GR
 from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
-from jobs.stages.increment import (Increment, IncrementReport, hold, prepare_increment,
+from jobs.stages.increment import (Increment, IncrementReport, hold, prepare_increment, small,
                                    write_listing)
 from jobs.stages.progress import Progress
 
@@ -86,7 +86,7 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
         "partition")
     if inc.earlier:
         held_records = _held_records(spark, lake, inc)
-        removed = F.broadcast(inc.removed.select(*KEYS))
+        removed = small(inc.removed.select(*KEYS), inc.removed_count)
         found = found.unionByName(held_records.join(removed, KEYS, "left_semi").select("group_id"))
         marker_partitions = marker_partitions.unionByName(
             inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi").select("partition"))
@@ -128,8 +128,9 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
     of_groups = inc.present(_held_records(spark, lake, inc)
                             .join(F.broadcast(groups), ["group_id"], "left_semi"))
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
-    membership = inc.lake_rows.join(F.broadcast(of_groups.where(~is_commit).select(*KEYS)), KEYS,
-                                    "left_semi")
+    keys = hold(spark, of_groups.where(~is_commit).select(*KEYS), inc.staging, "membership_keys",
+                local=False)
+    membership = inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")
     decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
     # markers have nothing to decode (the decode stage leaves a control record's columns null)
     markers = _as_staged_rows(inc.present(inc.lake_rows.where("is_control")), decoded_fields())
@@ -159,18 +160,30 @@ def snapshot_raw(inc: Increment, new_rows):
     return inc.present(inc.lake_rows).unionByName(raw_records_rows(new_rows))
 
 
-def _snapshot_records(spark, lake: Path, inc: Increment, new_rows):
-    """``records`` as the snapshot holds them, for the regime (current-assignment records)."""
+def _snapshot_regime(spark, lake: Path, inc: Increment, new_rows) -> str:
+    """The snapshot's fencing regime (:func:`jobs.stages.audit.snapshot_regime` over the
+    records it holds), from its new records when that decides it: a type of group counts once
+    a record it holds proves the release, and it holds no record the previous snapshot did not
+    but its new ones. So with a previous regime that nothing proved (strict), or new records
+    that prove the most (relaxed), the held records are not read."""
     from pyspark.sql import functions as F
 
+    from jobs.audits.validators import combine_regimes
+    from jobs.lake.delta import has_table
+    from jobs.stages.audit import snapshot_regime
     from jobs.stages.decode import records_columns
 
     new = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control")
                          & F.col("error_reason").isNull()).select(*records_columns())
-    if not inc.earlier:
-        return new
+    regime = snapshot_regime(new)
+    if not inc.earlier or regime == combine_regimes(True, True):
+        return regime
+    before = (read_table(spark, lake, FENCING_AUDITS).where(F.col("snapshot_id") == inc.earlier[-1])
+              .select("regime").collect() if has_table(lake, FENCING_AUDITS) else [])
+    if before and before[0][0] == combine_regimes(False, False):
+        return regime
     held = inc.present(_held_records(spark, lake, inc))
-    return held.unionByName(new.select(*held.columns))
+    return snapshot_regime(held.unionByName(new.select(*held.columns)))
 
 
 def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
@@ -199,19 +212,31 @@ def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool):
-    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings)``."""
+    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings)``.
+    Compaction's ranges come from the lake's gaps and removals (:mod:`jobs.stages.increment_gaps`),
+    the snapshot's newest timestamp from the previous one's (:func:`jobs.stages.increment.newest_timestamp`); the
+    audit reads the snapshot's markers, not its other records."""
     from pyspark.sql import functions as F
 
-    from jobs.stages.audit import audit_snapshot, snapshot_regime
+    from jobs.stages.audit import audit_snapshot, compacted_ranges
+    from jobs.stages.increment_gaps import compaction_ranges
+    from jobs.stages.ingest import raw_records_rows
 
-    regime = snapshot_regime(_snapshot_records(spark, lake, inc, new_rows))
+    regime = _snapshot_regime(spark, lake, inc, new_rows)
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
-    found = audit_snapshot(frames[RECORDS], snapshot_raw(inc, new_rows), frames["offset_commits"],
+    gaps = compaction_ranges(spark, lake, inc.earlier, inc.gaps, inc.removed)
+    if gaps is None:
+        gaps = compacted_ranges(snapshot_raw(inc, new_rows))
+    new_raw = raw_records_rows(new_rows)
+    markers = inc.present(inc.lake_rows.where("is_control")).unionByName(
+        new_raw.where("is_control"))
+    found = audit_snapshot(frames[RECORDS], markers, frames["offset_commits"],
                            inc.snapshot_id, regime=regime,
                            topic_names=_topic_names(spark, lake, frames), here=local,
-                           membership=membership).localCheckpoint(eager=True)
+                           membership=membership, gaps=gaps,
+                           snapshot_time=inc.newest).localCheckpoint(eager=True)
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
                                    TABLES[FENCING_AUDITS].ddl())
     return audits, found
@@ -232,15 +257,15 @@ def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
     return replayed.unionByName(before)
 
 
-def _held_once(spark, rows, staging: Path, small: bool):
+def _held_once(spark, rows, staging: Path, in_driver: bool):
     """The replay's rows computed once (held membership records are decoded in Python workers:
     every later use would decode them again), staged as Parquet; then held by the driver when
-    few (``small``: the snapshot was read in the driver) so the replay runs there. Returns the
+    few (``in_driver``: the snapshot was read in the driver) so the replay runs there. Returns the
     rows and whether the driver holds them."""
     from jobs.stages.frames import local_frame
 
     rows = hold(spark, rows, staging, "replay_rows", local=False)
-    if small and rows.count() <= LOCAL_ROWS:
+    if in_driver and rows.count() <= LOCAL_ROWS:
         return local_frame(spark, rows.toArrow()), True
     return rows, False
 
@@ -275,7 +300,10 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                   file=progress)
             groups = spark.createDataFrame([(g,) for g in names], "group_id string")
             rows = replay_rows(spark, lake, inc, groups, new_rows)
-            rows, local = _held_once(spark, rows, inc.staging, inc.staged.local)
+            if inc.earlier:
+                rows, local = _held_once(spark, rows, inc.staging, inc.staged.local)
+            else:   # all of it is new: the staged rows, as a full run replays them
+                local = inc.staged.local
             staged = replace(inc.staged, rows=rows, local=local)
             capture = Capture(inc.snapshot_id)
             bronze(capture, staged)

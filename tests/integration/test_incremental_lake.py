@@ -223,3 +223,39 @@ def test_vacuum_keeps_what_the_kept_snapshots_read_and_all_history(spark, run_la
 
 
 HISTORY = ("offset_commits", "epochs", "transactions", "violations")
+
+
+def test_each_snapshot_s_compaction_ranges_from_gaps_and_removals_are_its_scan_s(spark,
+                                                                                run_lakes):
+    """The fencing audit's snapshot-wide facts, as the incremental run finds them without a scan
+    of the snapshot: its ranges of missing offsets (from the lake's gaps and removals), its
+    newest timestamp and its regime equal what the full run of each snapshot finds."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.increments import GAPS, SNAPSHOT_PARTITIONS
+    from jobs.stages.audit import compacted_ranges
+    from jobs.stages.increment_gaps import Gaps, compaction_ranges
+
+    incremental, full, ids, _ = run_lakes
+    for at, sid in enumerate(ids):
+        parts = read_table(spark, incremental, SNAPSHOT_PARTITIONS).where(
+            F.col("snapshot_id") == sid).collect()
+        gaps = Gaps(rows=[(r[0], r[1], r[2]) for r in read_table(spark, incremental, GAPS)
+                          .where(F.col("snapshot_id") == sid)
+                          .select("partition", "start_offset", "end_offset").collect()],
+                    last_held={r["partition"]: r["last_held_offset"] for r in parts},
+                    late={r["partition"]: r["late_records"] for r in parts})
+        removed = read_table(spark, incremental, RECORD_REMOVALS).where(F.col("snapshot_id") == sid)
+        found = compaction_ranges(spark, incremental, ids[:at], gaps, removed)
+        expected = compacted_ranges(read_table(spark, full, RAW_RECORDS)
+                                    .where(F.col("snapshot_id") == sid))
+        assert found == expected, sid
+        if at:
+            assert any(found.values()), f"the cleaner left no gap in {sid}"
+        newest = (read_table(spark, incremental, SNAPSHOTS).where(F.col("snapshot_id") == sid)
+                  .select("newest_timestamp").first()[0])
+        assert newest == (read_table(spark, full, RAW_RECORDS).where(F.col("snapshot_id") == sid)
+                          .agg(F.max("timestamp")).first()[0]), sid
+        regimes = [read_table(spark, lake, "fencing_audits").where(F.col("snapshot_id") == sid)
+                   .select("regime").first()[0] for lake in (incremental, full)]
+        assert regimes[0] == regimes[1], sid

@@ -1,0 +1,101 @@
+"""The incremental lake's ``gaps`` (offsets no snapshot held a record at) and, from them, each
+snapshot's compaction ranges without a scan of what the snapshot holds.
+
+A snapshot's new records come after the lake's newest one in each partition (compaction only
+removes records), so the offsets the lake never held are the gaps between its newest record and
+each snapshot's new ones (:func:`find_gaps`, written to ``gaps`` by the snapshot that found
+them). An offset up to the lake's newest is then either never held (a gap), removed by some
+snapshot up to S (``record_removals``), or held by S; so the ranges S lacks between its records,
+which the fencing audit reads (:func:`jobs.stages.audit.compacted_ranges`), are the runs of gaps
+and removals (:func:`decoders.log.gaps.held_runs`): a cost of what compaction removed, not of
+the snapshot's size. A partition where a snapshot brought records below the lake's newest
+(``late_records``: an earlier snapshot missed them) has gaps that are not all gaps any more: the
+snapshot's ranges are then found by the scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from decoders.log.gaps import Range, gaps_after, held_runs
+from jobs.lake import read_table
+from jobs.lake.increments import GAPS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS
+from jobs.lake.snapshot_views import in_ids
+
+
+@dataclass
+class Gaps:
+    """What a snapshot's new records say of the offsets the lake has held."""
+    rows: list[tuple[int, int, int]] = field(default_factory=list)   # partition, start, end
+    last_held: dict[int, int] = field(default_factory=dict)            # partition -> offset
+    late: dict[int, int] = field(default_factory=dict)                 # partition -> records
+
+
+def _by_partition(table) -> dict[int, np.ndarray]:
+    """An Arrow table of (partition, offset) as sorted offsets per partition."""
+    partitions = table.column("partition").to_numpy(zero_copy_only=False)
+    offsets = table.column("offset").to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.lexsort((offsets, partitions))
+    partitions, offsets = partitions[order], offsets[order]
+    cuts = np.flatnonzero(np.diff(partitions)) + 1
+    return {int(part[0]): offs for part, offs in zip(np.split(partitions, cuts),
+                                                      np.split(offsets, cuts)) if len(part)}
+
+
+def find_gaps(spark, lake: Path, earlier: list[str], new_keys) -> Gaps:
+    """The gaps a snapshot's new records (``new_keys``: partition, offset) open after the
+    lake's newest record of each partition, and the newest one after it."""
+    from pyspark.sql import functions as F
+
+    before: dict[int, int] = {}
+    if earlier:
+        before = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
+                  .where(F.col("snapshot_id") == earlier[-1])
+                  .select("partition", "last_held_offset").collect() if r[1] is not None}
+    found = Gaps(last_held=dict(before))
+    for partition, offsets in _by_partition(new_keys.toArrow()).items():
+        last = before.get(partition, -1)
+        later = offsets[offsets > last]
+        found.late[partition] = int(len(offsets) - len(later))
+        found.rows += [(partition, s, e) for s, e in gaps_after(last, later)]
+        if len(later):
+            found.last_held[partition] = int(later[-1])
+    return found
+
+
+def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
+                      removed) -> dict[int, list[Range]] | None:
+    """The ranges the snapshot lacks between its records, per partition (as
+    :func:`jobs.stages.audit.compacted_ranges` finds them by a scan), from the lake's gaps and
+    every removal up to it (``removed``: this snapshot's ``record_removals`` rows). None when a
+    partition ever had late records: the caller scans."""
+    from pyspark.sql import functions as F
+
+    if any(gaps.late.values()):
+        return None
+    ranges: dict[int, list[Range]] = {}
+    removals = removed.select("partition", "offset")
+    if earlier:
+        late = (read_table(spark, lake, SNAPSHOT_PARTITIONS).where(in_ids("snapshot_id", earlier))
+                .where(F.col("late_records") > 0).limit(1).collect())
+        if late:
+            return None
+        for row in (read_table(spark, lake, GAPS).where(in_ids("snapshot_id", earlier))
+                    .select("partition", "start_offset", "end_offset").collect()):
+            ranges.setdefault(row[0], []).append((row[1], row[2]))
+        removals = removals.unionByName(read_table(spark, lake, RECORD_REMOVALS)
+                                        .where(in_ids("snapshot_id", earlier))
+                                        .select("partition", "offset"))
+    for partition, start, end in gaps.rows:
+        ranges.setdefault(partition, []).append((start, end))
+    points = _by_partition(removals.toArrow())
+    found = {}
+    for partition, last in sorted(gaps.last_held.items()):
+        runs = held_runs(ranges.get(partition, []), points.get(partition, np.array([], np.int64)),
+                         last)
+        if runs:
+            found[partition] = runs
+    return found
