@@ -34,7 +34,7 @@ from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, 
                                   SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
-from jobs.stages.increment_gaps import Gaps, find_gaps
+from jobs.stages.snapshot_facts import Gaps, find_gaps, newest_timestamp
 from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
                                 raw_records_rows, resolve_snapshot_id, stage_snapshot,
                                 staging_dir)
@@ -404,32 +404,3 @@ def _partition_counts(before: dict, removed, new_rows, read_rows) -> dict:
     ends = {r[0]: (r[1], r[2] + 1) for r in read_rows.groupBy("partition")
             .agg(F.min("offset"), F.max("offset")).collect()}
     return {"partitions": parts, "ends": ends}
-
-
-def newest_timestamp(spark, lake: Path, inc: Increment) -> int | None:
-    """The newest record timestamp the snapshot holds, exactly, without a scan of it: what it
-    read is all held; of the rest, it holds nothing the previous snapshot did not, so nothing
-    newer than the previous snapshot's newest (``snapshots.newest_timestamp``), which it still
-    holds unless compaction removed every record of that time (then, rarely, a scan)."""
-    from pyspark.sql import functions as F
-
-    keys = ["partition", "offset"]
-    read = raw_records_rows(inc.staged.rows).agg(F.max("timestamp")).collect()[0][0]
-    if not inc.earlier:
-        return read
-    rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == inc.earlier[-1])
-            .select("newest_timestamp").collect())
-    before = rows[0][0] if rows else None
-    if before is None or (read is not None and read >= before):
-        return read
-    at = [tuple(r) for r in inc.lake_rows.where(F.col("timestamp") == before).select(*keys)
-          .collect()]
-    if at:
-        removed = {tuple(r) for r in inc.gone.join(
-            F.broadcast(spark.createDataFrame(at, "partition int, offset bigint")), keys,
-            "left_semi").collect()}
-        if set(at) - removed:
-            return before
-    held = inc.present(inc.lake_rows.select(*keys, "timestamp")).agg(F.max("timestamp"))
-    known = [t for t in (read, held.collect()[0][0]) if t is not None]
-    return max(known) if known else None

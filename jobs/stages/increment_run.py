@@ -115,9 +115,9 @@ def _as_staged_rows(raw, decoded=None):
 def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
     """The staged rows the replay of ``groups`` reads: every record the lake holds of them as of
     the snapshot, every transaction marker it holds, and the snapshot's new rows. Of the held
-    ones only membership records and markers are decoded again from their bytes (the lake keeps
-    no decoded form of them the group replay can read); offset commits, most of a group's
-    records, come typed from ``records`` (:func:`_held_commits`)."""
+    ones only membership records are decoded again from their bytes (the lake keeps no decoded
+    form of them the group replay can read); offset commits, most of a group's records, come
+    typed from ``records`` (:func:`_held_commits`), and markers have nothing to decode."""
     from pyspark.sql import functions as F
 
     from jobs.stages.decode import OFFSET_COMMIT_TYPES, decode_frame, decoded_fields
@@ -213,14 +213,14 @@ def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool):
     """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings)``.
-    Compaction's ranges come from the lake's gaps and removals (:mod:`jobs.stages.increment_gaps`),
-    the snapshot's newest timestamp from the previous one's (:func:`jobs.stages.increment.newest_timestamp`); the
-    audit reads the snapshot's markers, not its other records."""
+    Compaction's ranges come from the lake's gaps and removals, the snapshot's newest timestamp
+    from the previous one's (:mod:`jobs.stages.snapshot_facts`); the audit reads the snapshot's
+    markers, not its other records."""
     from pyspark.sql import functions as F
 
     from jobs.stages.audit import audit_snapshot, compacted_ranges
-    from jobs.stages.increment_gaps import compaction_ranges
     from jobs.stages.ingest import raw_records_rows
+    from jobs.stages.snapshot_facts import compaction_ranges
 
     regime = _snapshot_regime(spark, lake, inc, new_rows)
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")

@@ -25,7 +25,7 @@ from tests.faults.runs import PROJECT, _committed, cli_env, kill_tree
 from tests.faults.snapshots import copy_sample
 from tests.faults.test_crashes import _wait_for_line
 
-TABLES = ("raw_records", "records", "record_facts", "quarantine", "batches", "record_removals",
+TABLES = ("raw_records", "records", "record_facts", "quarantine", "batches", "record_removals", "gaps",
           "snapshots", "snapshot_partitions", "replayed_groups", "groups", "members",
           "member_assignments", "target_assignments", "offsets", "offset_commits", "epochs",
           "transactions", "violations", "fencing_findings", "fencing_audits")

@@ -234,7 +234,7 @@ def test_each_snapshot_s_compaction_ranges_from_gaps_and_removals_are_its_scan_s
 
     from jobs.lake.increments import GAPS, SNAPSHOT_PARTITIONS
     from jobs.stages.audit import compacted_ranges
-    from jobs.stages.increment_gaps import Gaps, compaction_ranges
+    from jobs.stages.snapshot_facts import Gaps, compaction_ranges
 
     incremental, full, ids, _ = run_lakes
     for at, sid in enumerate(ids):

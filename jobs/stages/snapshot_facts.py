@@ -1,5 +1,8 @@
-"""The incremental lake's ``gaps`` (offsets no snapshot held a record at) and, from them, each
-snapshot's compaction ranges without a scan of what the snapshot holds.
+"""The snapshot-wide facts of an incremental lake's snapshot, found without a scan of what the
+snapshot holds: the lake's ``gaps`` (offsets no snapshot held a record at), the snapshot's
+compaction ranges from them, and its newest timestamp. The fencing audit reads both facts
+(:func:`jobs.stages.audit.audit_snapshot`); a scan of a 10M-record snapshot for them would cost
+more than the rest of a step.
 
 A snapshot's new records come after the lake's newest one in each partition (compaction only
 removes records), so the offsets the lake never held are the gaps between its newest record and
@@ -99,3 +102,36 @@ def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
         if runs:
             found[partition] = runs
     return found
+
+
+def newest_timestamp(spark, lake: Path, inc) -> int | None:
+    """The newest record timestamp the snapshot (``inc``: :class:`jobs.stages.increment.Increment`)
+    holds, exactly, without a scan of it: what it read is all held; of the rest, it holds nothing
+    the previous snapshot did not, so nothing newer than the previous snapshot's newest
+    (``snapshots.newest_timestamp``), which it still holds unless compaction removed every
+    record of that time (then, rarely, a scan)."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.increments import SNAPSHOTS
+    from jobs.stages.ingest import raw_records_rows
+
+    keys = ["partition", "offset"]
+    read = raw_records_rows(inc.staged.rows).agg(F.max("timestamp")).collect()[0][0]
+    if not inc.earlier:
+        return read
+    rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == inc.earlier[-1])
+            .select("newest_timestamp").collect())
+    before = rows[0][0] if rows else None
+    if before is None or (read is not None and read >= before):
+        return read
+    at = [tuple(r) for r in inc.lake_rows.where(F.col("timestamp") == before).select(*keys)
+          .collect()]
+    if at:
+        removed = {tuple(r) for r in inc.gone.join(
+            F.broadcast(spark.createDataFrame(at, "partition int, offset bigint")), keys,
+            "left_semi").collect()}
+        if set(at) - removed:
+            return before
+    held = inc.present(inc.lake_rows.select(*keys, "timestamp")).agg(F.max("timestamp"))
+    known = [t for t in (read, held.collect()[0][0]) if t is not None]
+    return max(known) if known else None
