@@ -4,6 +4,7 @@ nullable, sessions with extra settings. Per-group Python is :mod:`jobs.stages.gr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -69,3 +70,12 @@ def format_columns(template: str, **columns):
             text.append("%s")
             order.append(columns[name])
     return F.format_string("".join(text), *order)
+
+
+def hold(spark, frame, staging: Path, name: str, local: bool):
+    """``frame`` computed once: held by the driver when small (``local``), else staged as
+    Parquet under ``staging``; later uses read that, not the frame's plan again."""
+    if local:
+        return local_frame(spark, frame.toArrow())
+    frame.write.mode("overwrite").parquet(str(staging / name))
+    return spark.read.parquet(str(staging / name))

@@ -34,6 +34,7 @@ from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, 
                                   SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.stages.frames import hold
 from jobs.stages.snapshot_facts import Gaps, find_gaps, newest_timestamp
 from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
                                 raw_records_rows, resolve_snapshot_id, stage_snapshot,
@@ -202,17 +203,6 @@ def small(frame, rows: int):
     from pyspark.sql import functions as F
 
     return F.broadcast(frame) if rows <= BROADCAST_ROWS else frame
-
-
-def hold(spark, frame, staging: Path, name: str, local: bool):
-    """``frame`` computed once: held by the driver when small (``local``), else staged as
-    Parquet under ``staging``; later uses read that, not the frame's plan again."""
-    from jobs.stages.frames import local_frame
-
-    if local:
-        return local_frame(spark, frame.toArrow())
-    frame.write.mode("overwrite").parquet(str(staging / name))
-    return spark.read.parquet(str(staging / name))
 
 
 def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,

@@ -34,7 +34,8 @@ from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GR
 from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
-from jobs.stages.increment import (Increment, IncrementReport, hold, prepare_increment, small,
+from jobs.stages.frames import hold, local_frame
+from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, small,
                                    write_listing)
 from jobs.stages.progress import Progress
 
@@ -200,7 +201,7 @@ def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
     ids = reduce(lambda a, b: a.unionByName(b),
                  [frames[t].where(F.col("topic_id").isNotNull()).select("topic_id")
                   for t, _ in NAME_TABLES]).distinct()
-    ids = F.broadcast(hold(spark, ids, None, "", local=True))
+    ids = F.broadcast(local_frame(spark, ids.toArrow()))
     tables = {}
     for table, _ in NAME_TABLES:
         frame = frames[table]
@@ -262,8 +263,6 @@ def _held_once(spark, rows, staging: Path, in_driver: bool):
     every later use would decode them again), staged as Parquet; then held by the driver when
     few (``in_driver``: the snapshot was read in the driver) so the replay runs there. Returns the
     rows and whether the driver holds them."""
-    from jobs.stages.frames import local_frame
-
     rows = hold(spark, rows, staging, "replay_rows", local=False)
     if in_driver and rows.count() <= LOCAL_ROWS:
         return local_frame(spark, rows.toArrow()), True

@@ -30,7 +30,7 @@ from jobs.replay import TABLE_COLUMNS
 from jobs.stages.broker_configs import BROKER_CONFIGS, submit_broker_configs
 from jobs.lake.downgrade import RECORD_FACTS
 from jobs.stages.decode import quarantine_columns, record_facts_columns, records_columns
-from jobs.stages.frames import local_frame
+from jobs.stages.frames import hold
 from jobs.stages.ingest import (IngestReport, Staged, ingest_quarantine_rows, raw_records_rows,
                                 read_back, resolve_snapshot_id, stage_snapshot, staging_dir)
 from jobs.stages.lag import LAG, submit_lag
@@ -119,10 +119,7 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     def once(frame, name: str):
         """A result several tables read, computed once: staged as Parquet, or held by the
         driver when the snapshot is (a small one)."""
-        if staged.local:
-            return local_frame(spark, frame.toArrow())
-        frame.write.mode("overwrite").parquet(str(staging / name))
-        return frame.sparkSession.read.parquet(str(staging / name))  # the staged rows' session
+        return hold(spark, frame, staging, name, staged.local)
 
     snapshot_id = staged.snapshot_id
     rows = staged.rows.where(F.col("row_kind") == "record")
