@@ -52,7 +52,8 @@ demo: setup
 
 # Test tiers (markers given by tests/conftest.py, described in pyproject.toml and the README):
 #   make check   lint + the `unit` tier: no JVM, no broker, no Airflow; under 2 minutes on 2 cores
-#   make test    lint + everything: the main suite (all but `faults`), then the fault suite
+#   make test    lint + everything: two legs side by side, each part of the main suite (all but
+#                `faults`) then part of the fault suite
 #   make faults  the fault suite alone
 # One tier by hand: .venv/bin/python -m pytest -m spark (or submit, airflow, integration, oracle).
 
@@ -62,19 +63,19 @@ NO_JVM := $(CURDIR)/tests/support/no_jvm
 check: lint
 	JAVA_HOME=$(NO_JVM) PATH=$(NO_JVM)/bin:$$PATH $(PY) -m pytest -m unit $(PYTEST_ARGS)
 
-# Lint first (ruff, configured in pyproject.toml), then every test: the main suite, as two
-# pytest runs side by side (build/run_tests.sh: the broker tests beside the rest, one per core),
-# then the fault suite (its own pytest run: it is deselected from the main one by the `faults` marker).
-# Each run ends with its 40 slowest tests (setup and call apart), so where the suite spends
-# its time can be read from any CI log.
+# Lint first (ruff, configured in pyproject.toml), then every test as two legs side by side, one
+# per core (build/run_tests.sh): the broker tests, then part of the fault suite; beside them the
+# rest of the main suite, then the rest of the fault suite (the `faults` marker keeps it out of
+# a main run). Each pytest run ends with its 40 slowest tests (setup and call apart), so where the
+# suite spends its time can be read from any CI log.
 test: setup kafka chromium lint
 	bash build/run_tests.sh $(PY) $(PYTEST_ARGS)
-	$(PY) -m pytest -m faults tests/faults --durations=40 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-# The fault suite alone (tests/faults, marker `faults`; `make test` runs it after the main suite):
+# The fault suite alone (tests/faults, marker `faults`; `make test` runs it in two parts, after
+# the main suite's two runs):
 # about 15 min on 2 cores. Mounting the small full filesystem needs root; without it that case is skipped.
 faults: setup
 	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)

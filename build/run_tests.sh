@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# `make test`'s main suite as two pytest runs side by side, one per core of a 2-core machine:
+# `make test`: every test, as two legs side by side, one per core of a 2-core machine. Each leg is
+# a main-suite pytest run followed by a fault-suite pytest run (the `faults` marker):
 #   brokers: tests/integration, tests/differential, tests/oracle (Kafka brokers, coordinator JVMs:
-#            much of their time is spent waiting on another process), and the standalone-cluster
-#            test (its JVMs too), which evens the two runs' lengths (alone, the local run was
-#            35:42 and the brokers run 26:59);
-#   local:   every other test (unit, in-process Spark, spark-submit, Airflow).
-# Each run has its own session fixtures and its own temporary directory. The local run's output
-# streams here; the brokers run's is written to a log and printed when both have ended. The
-# fault suite runs afterwards, alone (its memory and concurrency tests need a quiet machine).
-# The exit code is non-zero when either run failed.
+#            much of their time is spent waiting on another process) and the standalone-cluster
+#            test; then the fault cases of FAULTS_BROKERS_LEG;
+#   local:   every other main-suite test (unit, in-process Spark, spark-submit, Airflow); then the
+#            rest of the fault suite.
+# The fault suite used to run alone after both main runs (81 min in all, the CI limit being 90):
+# split between the legs, it runs beside the other leg's tail instead of after it. Its cases
+# measure their own process tree (memory) and coordinate through the lake's lock and progress
+# lines, not through timing, so a busy neighbour slows them without changing what they check.
+# Each pytest run has its own session fixtures and its own temporary directory. The local leg's
+# output streams here; the brokers leg's is written to a log and printed when both have ended.
+# The exit code is non-zero when any run failed.
 #
 #   run_tests.sh PYTHON [PYTEST_ARGS...]
 set -uo pipefail
@@ -16,28 +20,52 @@ set -uo pipefail
 py="$1"
 shift
 broker_dirs=(tests/integration tests/differential tests/oracle tests/test_spark_standalone.py)
+# The fault cases of the brokers leg (the shorter main run): the ones that need no other process
+# to be quiet are split so that both legs end at about the same time.
+faults_brokers=(tests/faults/test_crashes.py tests/faults/test_concurrency.py
+                tests/faults/test_full_filesystem.py)
 ignores=()
 for dir in "${broker_dirs[@]}"; do ignores+=("--ignore=$dir"); done
+fault_ignores=()
+for file in "${faults_brokers[@]}"; do fault_ignores+=("--ignore=$file"); done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/offsetlake-tests.XXXXXX")"
 log="$work/brokers.log"
-echo "test: the brokers run (${broker_dirs[*]}) starts beside this one; its output follows" \
-     "this run's (log: $log)"
-"$py" -m pytest --durations=40 --basetemp="$work/brokers" "$@" "${broker_dirs[@]}" >"$log" 2>&1 &
+echo "test: the brokers leg (${broker_dirs[*]}, then ${faults_brokers[*]}) starts beside this" \
+     "one; its output follows this leg's (log: $log)"
+
+leg() {  # leg NAME MAIN_ARGS... -- FAULT_ARGS...: the main run, then the fault run (always)
+  local name="$1" main=() main_rc fault_rc rc
+  shift
+  while [ "$1" != "--" ]; do main+=("$1"); shift; done
+  shift
+  "$py" -m pytest --durations=40 --basetemp="$work/$name" "${main[@]}"
+  main_rc=$?
+  "$py" -m pytest -m faults --durations=40 --basetemp="$work/$name-faults" "$@"
+  fault_rc=$?
+  # pytest exits 5 when a run selected no test (a -k that matches only one run): not a failure.
+  for rc in "$main_rc" "$fault_rc"; do
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then return "$rc"; fi
+  done
+  if [ "$main_rc" -eq 5 ] && [ "$fault_rc" -eq 5 ]; then return 5; fi
+  return 0
+}
+
+leg brokers "$@" "${broker_dirs[@]}" -- "$@" "${faults_brokers[@]}" >"$log" 2>&1 &
 brokers=$!
-# Stop the brokers run too when this script is interrupted.
+# Stop the brokers leg too when this script is interrupted.
 trap 'kill "$brokers" 2>/dev/null' INT TERM
 
-"$py" -m pytest --durations=40 --basetemp="$work/local" "$@" "${ignores[@]}"
+leg local "$@" "${ignores[@]}" -- "$@" "${fault_ignores[@]}" tests/faults
 local_rc=$?
 wait "$brokers"
 brokers_rc=$?
 trap - INT TERM
 
 echo
-echo "==================== brokers run (${broker_dirs[*]}) ===================="
+echo "==================== brokers leg (${broker_dirs[*]}, then ${faults_brokers[*]}) ===================="
 cat "$log"
-echo "test: local run exit $local_rc, brokers run exit $brokers_rc"
+echo "test: local leg exit $local_rc, brokers leg exit $brokers_rc"
 # pytest exits 5 when a run selected no test (a -k that matches only one side): not a failure.
 for rc in "$local_rc" "$brokers_rc"; do
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then exit "$rc"; fi
