@@ -5,6 +5,7 @@ findings table is replaced per snapshot; topic names are resolved across groups 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from jobs.commands.inputs import EXIT_FINDINGS, EXIT_NO_SEGMENTS
 from jobs.lake import read_snapshot
 from jobs.lake.findings import FINDINGS, FINDINGS_COLUMNS
 from jobs.stages.pipeline import run_pipeline
+from support.lake_fixture import sample_lake
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
 
 
 def _double_ownership(root: Path) -> Scenario:
@@ -39,7 +40,7 @@ def _double_ownership(root: Path) -> Scenario:
 def lakes(spark, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("audit")
     scenario = _double_ownership(tmp / "snap")
-    run_pipeline(spark, tmp / "sample-lake", [str(SAMPLE)], "sample")
+    shutil.copytree(sample_lake(spark, tmp_path_factory), tmp / "sample-lake")
     run_pipeline(spark, tmp / "lake", [str(tmp / "snap")], "s1")
     return scenario, tmp / "sample-lake", tmp / "lake"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,25 +14,28 @@ from jobs.lake import RAW_RECORDS, read_snapshot, replace_snapshot
 from jobs.lake.downgrade import DOWNGRADE_FINDINGS, DOWNGRADE_FINDINGS_COLUMNS, RECORD_FACTS
 from jobs.stages.downgrade import downgrade_findings
 from jobs.stages.pipeline import run_pipeline
+from support.lake_fixture import sample_lake
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
 TARGETS = ["3.9", "3.9+new-coordinator", "4.0", "4.2"]
+SID = "kafka-4.3.1"   # the snapshot id of the session's sample lake
 
 
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory):
+    """A copy of the session's sample lake, with the stage's table written into it."""
     lake = tmp_path_factory.mktemp("downgrade") / "lake"
-    run_pipeline(spark, lake, [str(SAMPLE)], "s1")
-    raw = read_snapshot(spark, lake, RAW_RECORDS, "s1")
-    kept = read_snapshot(spark, lake, RECORD_FACTS, "s1")
-    replace_snapshot(downgrade_findings(spark, None, raw, "s1", TARGETS, kept_df=kept), lake,
-                     DOWNGRADE_FINDINGS, "s1")
+    shutil.copytree(sample_lake(spark, tmp_path_factory), lake)
+    raw = read_snapshot(spark, lake, RAW_RECORDS, SID)
+    kept = read_snapshot(spark, lake, RECORD_FACTS, SID)
+    replace_snapshot(downgrade_findings(spark, None, raw, SID, TARGETS, kept_df=kept), lake,
+                     DOWNGRADE_FINDINGS, SID)
     return lake
 
 
 @pytest.fixture(scope="module")
 def rows(spark, lake):
-    return [r.asDict() for r in read_snapshot(spark, lake, DOWNGRADE_FINDINGS, "s1").collect()]
+    return [r.asDict() for r in read_snapshot(spark, lake, DOWNGRADE_FINDINGS, SID).collect()]
 
 
 def _key(row: dict) -> tuple:
@@ -40,17 +44,17 @@ def _key(row: dict) -> tuple:
 
 
 def test_the_table_follows_its_contract(spark, lake):
-    table = read_snapshot(spark, lake, DOWNGRADE_FINDINGS, "s1")
+    table = read_snapshot(spark, lake, DOWNGRADE_FINDINGS, SID)
     assert table.columns == [name for name, _, _ in DOWNGRADE_FINDINGS_COLUMNS]
 
 
 def test_spark_rows_are_the_pure_audit_of_the_segment_files(spark, lake, rows):
     facts = [f for p in range(3) for f in facts_from_partition_dir(SAMPLE / f"__consumer_offsets-{p}")]
-    expected = aggregate(audit_facts(facts, TARGETS), "s1")
+    expected = aggregate(audit_facts(facts, TARGETS), SID)
     assert sorted(map(_key, rows)) == sorted(map(_key, expected))
     # and when each record is decoded again, as for a lake without record_facts
-    raw = read_snapshot(spark, lake, RAW_RECORDS, "s1")
-    decoded = [r.asDict() for r in downgrade_findings(spark, None, raw, "s1", TARGETS).collect()]
+    raw = read_snapshot(spark, lake, RAW_RECORDS, SID)
+    decoded = [r.asDict() for r in downgrade_findings(spark, None, raw, SID, TARGETS).collect()]
     assert sorted(map(_key, decoded)) == sorted(map(_key, rows))
 
 
