@@ -50,6 +50,26 @@ def run_cli(snapshot: Path, lake: Path, snapshot_id: str = "snap",
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+def run_here(spark, snapshot: Path, lake: Path, snapshot_id: str = "snap",
+             incremental: bool = False) -> None:
+    """A reference run (the pipeline ``offsetlake run`` runs, ``--incremental`` or not) in the
+    suite's own session: what the damaged, killed and concurrent CLI runs are compared with or
+    start from. Each CLI run starts a JVM of its own and compiles every query afresh (about
+    three times a warm session's time on the sample); what is under test is those runs, not
+    this one."""
+    import io
+
+    if incremental:
+        from jobs.stages.increment_run import run_increment
+
+        run_increment(spark, lake, [str(snapshot)], snapshot_id, progress=io.StringIO())
+        return
+    from jobs.stages.pipeline import run_pipeline
+
+    assert run_pipeline(spark, lake, [str(snapshot)], snapshot_id,
+                        progress=io.StringIO()).reconciled
+
+
 def _rows(spark, path: Path, snapshot_id: str) -> list[str]:
     from pyspark.sql import functions as F
 

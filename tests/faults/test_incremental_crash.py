@@ -21,7 +21,7 @@ import pytest
 
 from decoders.log import list_segments
 from decoders.log.index import BatchRef, index_segment
-from tests.faults.runs import PROJECT, _committed, cli_env, kill_tree
+from tests.faults.runs import PROJECT, _committed, cli_env, kill_tree, run_here
 from tests.faults.snapshots import copy_sample
 from tests.faults.test_crashes import _wait_for_line
 
@@ -83,10 +83,10 @@ def snapshots(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def after_first(snapshots):
+def after_first(spark, snapshots):
     first, _, root = snapshots
     lake = root / "after-first"
-    _run(first, lake, "first")
+    run_here(spark, first, lake, "first", incremental=True)
     return lake
 
 
@@ -95,7 +95,7 @@ def clean(spark, snapshots, after_first):
     _, whole, root = snapshots
     lake = root / "clean"
     shutil.copytree(after_first, lake)
-    _run(whole, lake, "second")
+    run_here(spark, whole, lake, "second", incremental=True)
     tables = _tables(spark, lake)
     assert tables["replayed_groups"] and tables["record_removals"] == [], \
         "the second snapshot changed no group, or removed records from a prefix of itself"
