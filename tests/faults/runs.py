@@ -53,10 +53,10 @@ def run_cli(snapshot: Path, lake: Path, snapshot_id: str = "snap",
 def run_here(spark, snapshot: Path, lake: Path, snapshot_id: str = "snap",
              incremental: bool = False) -> None:
     """A reference run (the pipeline ``offsetlake run`` runs, ``--incremental`` or not) in the
-    suite's own session: what the damaged, killed and concurrent CLI runs are compared with or
-    start from. Each CLI run starts a JVM of its own and compiles every query afresh (about
-    three times a warm session's time on the sample); what is under test is those runs, not
-    this one."""
+    suite's own session: what the damaged-input CLI runs are compared with, and what the
+    incremental crash's CLI runs start from and are compared with. Each CLI run starts a JVM of
+    its own and compiles every query afresh (about three times a warm session's time on the
+    sample); what is under test is those runs, not this one."""
     import io
 
     if incremental:
