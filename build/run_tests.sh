@@ -3,10 +3,10 @@
 # a main-suite pytest run followed by a fault-suite pytest run (the `faults` marker):
 #   brokers: tests/integration, tests/differential, tests/oracle (Kafka brokers, coordinator JVMs:
 #            much of their time is spent waiting on another process) and the standalone-cluster
-#            test; then the fault cases of FAULTS_BROKERS_LEG;
+#            test; then the fault cases in faults_brokers below;
 #   local:   every other main-suite test (unit, in-process Spark, spark-submit, Airflow); then the
 #            rest of the fault suite.
-# The fault suite used to run alone after both main runs (81 min in all, the CI limit being 90):
+# The fault suite used to run alone after both main runs (76 min in all, the CI limit being 90):
 # split between the legs, it runs beside the other leg's tail instead of after it. Its cases
 # measure their own process tree (memory) and coordinate through the lake's lock and progress
 # lines, not through timing, so a busy neighbour slows them without changing what they check.
@@ -20,8 +20,8 @@ set -uo pipefail
 py="$1"
 shift
 broker_dirs=(tests/integration tests/differential tests/oracle tests/test_spark_standalone.py)
-# The fault cases of the brokers leg (the shorter main run): the ones that need no other process
-# to be quiet are split so that both legs end at about the same time.
+# The fault cases of the brokers leg: the ones sharing the clean-run fixture, chosen so that both
+# legs end at about the same time by the durations of a CI run.
 faults_brokers=(tests/faults/test_crashes.py tests/faults/test_concurrency.py
                 tests/faults/test_full_filesystem.py)
 ignores=()

@@ -19,7 +19,6 @@ from jobs.stages.pipeline import run_pipeline
 from support.lake_fixture import sample_lake
 
 
-
 def _double_ownership(root: Path) -> Scenario:
     """g: A owns foo-0..2; a current-assignment record gives foo-2 to B as well. h owns foo-3
     and never commits (its topic name comes from g's commit)."""
