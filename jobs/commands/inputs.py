@@ -118,10 +118,18 @@ def small_snapshot(cfg, requested: str | None) -> bool:
     from jobs.lake.delta import RAW_RECORDS, logged_snapshot_bytes, logged_snapshot_ids
     from jobs.stages.segment_rows import ReadLimits
 
-    snapshot_id = requested or (logged_snapshot_ids(cfg.lake_path, RAW_RECORDS) or [None])[-1]
-    if snapshot_id is None:
-        return False
-    size = logged_snapshot_bytes(cfg.lake_path, RAW_RECORDS, snapshot_id)
+    from jobs.lake.snapshot_views import is_incremental
+
+    logged = logged_snapshot_ids(cfg.lake_path, RAW_RECORDS) or []
+    if is_incremental(cfg.lake_path):
+        # A snapshot's view spans the records of every snapshot up to it: all of them, at most.
+        sizes = [logged_snapshot_bytes(cfg.lake_path, RAW_RECORDS, sid) for sid in logged]
+        size = None if None in sizes else sum(sizes)
+    else:
+        snapshot_id = requested or (logged or [None])[-1]
+        if snapshot_id is None:
+            return False
+        size = logged_snapshot_bytes(cfg.lake_path, RAW_RECORDS, snapshot_id)
     return size is not None and 0 < size <= ReadLimits.from_settings(cfg.ingest).local_bytes
 
 

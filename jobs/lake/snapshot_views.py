@@ -139,3 +139,15 @@ def as_of(spark, lake: Path, table: str, snapshot_id: str):
     if table in HISTORY_TABLES:
         return history_rows(spark, lake, table, snapshot_id)
     return None
+
+
+def read_as_of(spark, lake: Path, table: str, snapshot_id: str):
+    """The snapshot's rows of ``table`` under its id, whichever kind of lake: as of the
+    snapshot in an incremental lake (:func:`as_of`), its own rows in a lake of full runs."""
+    from jobs.lake.delta import read_snapshot
+
+    if is_incremental(lake):
+        df = as_of(spark, lake, table, snapshot_id)
+        if df is not None:
+            return df
+    return read_snapshot(spark, lake, table, snapshot_id)

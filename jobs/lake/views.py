@@ -200,9 +200,14 @@ def _register_views(spark, files: dict[str, Path], catalog: Catalog) -> None:
 def snapshot_ids(spark, lake: Path, table: str = "raw_records") -> list[str]:
     """The snapshot ids in the lake's ``table``, in order (the last is the default): from the
     table's Delta log (:func:`jobs.lake.delta.logged_snapshot_ids`), or a scan when the log
-    cannot tell."""
+    cannot tell. In an incremental lake, every table's rows sit under the snapshot that first
+    held them, so the lake's snapshots are the ones it lists (``snapshots``), in their order,
+    whatever ``table``."""
     from jobs.lake.delta import logged_snapshot_ids
+    from jobs.lake.snapshot_views import LakeOrder, is_incremental
 
+    if is_incremental(lake):
+        return [sid for sid, _, _ in LakeOrder.read(spark, lake).rows]
     if table not in lake_tables(lake):
         return []
     logged = logged_snapshot_ids(lake, table)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from jobs.lake import RAW_RECORDS, RECORDS, read_snapshot, replace_snapshot
+from jobs.lake import RAW_RECORDS, RECORDS, replace_snapshot
 from jobs.lake.findings import (FENCING_AUDITS, FENCING_FINDINGS, FINDINGS, FINDINGS_COLUMNS,
                                 INSIGHT_AUDITS, INSIGHT_FINDINGS, findings_ddl)
 from jobs.lake.downgrade import RECORD_FACTS
@@ -218,10 +218,13 @@ def _snapshot(spark, lake: Path, wanted: str | None) -> str:
 
 
 def _optional(spark, lake: Path, table: str, snapshot_id: str):
-    """The snapshot's rows of ``table``, or None before the replay wrote it."""
+    """The snapshot's rows of ``table`` (as of it, in an incremental lake), or None before the
+    replay wrote it."""
+    from jobs.lake.snapshot_views import read_as_of
+
     if not (Path(lake) / table / "_delta_log").is_dir():
         return None
-    return read_snapshot(spark, lake, table, snapshot_id)
+    return read_as_of(spark, lake, table, snapshot_id)
 
 
 @dataclass
