@@ -181,7 +181,8 @@ def test_run_audit_report_in_one_session(spark, tmp_path, capsys, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(audit_stage, "_optional", no_reading)
         m.setattr(audit_stage, "_snapshot", no_reading)
-        code = offsetlake(["run", str(sample), "--lake", str(lake), "--audit", "--fail-on", "low",
+        code = offsetlake(["run", str(sample), "--full", "--lake", str(lake), "--audit",
+                           "--fail-on", "low",
                            "--target-version", "4.0", "--report", str(page)])
     out = capsys.readouterr().out
     assert code == EXIT_FINDINGS
@@ -202,6 +203,34 @@ def test_run_audit_report_in_one_session(spark, tmp_path, capsys, monkeypatch):
     assert offsetlake(["audit", "--lake", str(lake), "--target-version", "4.0",
                        "--fail-on", "never"]) == 0
     assert audit_tables() == from_run and from_run["downgrade_findings"]
+
+
+def test_the_default_incremental_run_audits_and_reports_each_snapshot_as_of_it(spark, tmp_path,
+                                                                             capsys):
+    """``run --audit --report`` into a new lake (incremental, the default), twice: the second
+    snapshot adds no record, yet its audit sees every record it holds (as of it, through the
+    lake), so both snapshots get the same findings, gate and page as a full run's."""
+    lake = tmp_path / "lake"
+    sample = Path(__file__).resolve().parents[1] / "samples" / "kafka-4.3.1"
+    findings = {}
+    for snapshot_id in ("first", "second"):
+        page = tmp_path / f"{snapshot_id}.html"
+        code = offsetlake(["run", str(sample), "--lake", str(lake), "--snapshot-id", snapshot_id,
+                           "--audit", "--fail-on", "low", "--target-version", "4.0",
+                           "--report", str(page)])
+        out = capsys.readouterr().out
+        assert code == EXIT_FINDINGS, out
+        assert "OF-05  low      violation wl-offdel  @1:50" in out
+        assert "safe to downgrade to 4.0: no" in out
+        assert "Gate: FAIL" in page.read_text() and f"snapshot {snapshot_id}" in page.read_text()
+        summary = json.loads((lake / "_reports" / f"audit-{snapshot_id}.json").read_text())
+        assert (summary["verdict"], summary["gating"]) == ("fail", 3)
+        findings[snapshot_id] = sorted(
+            json.dumps(r.asDict(recursive=True), sort_keys=True, default=str)
+            for r in read_snapshot(spark, lake, FINDINGS, snapshot_id).drop("snapshot_id").collect())
+    assert "snapshot second (#2 of the lake): 182 records, 0 new" in out
+    assert findings["first"] == findings["second"]
+    assert {json.loads(r)["rule_id"] for r in findings["second"]} == {"OF-05", "WIN-01"}
 
 
 def test_run_target_version_needs_audit(tmp_path, capsys):

@@ -62,7 +62,7 @@ def test_run_then_audit_of_every_target_decodes_each_record_once(tmp_path):
     expected = data_records(SAMPLE)
     assert sum(expected.values()) > 100
 
-    offsetlake("run", str(SAMPLE), "--lake", str(lake), "--snapshot-id", "s1", log=log)
+    offsetlake("run", str(SAMPLE), "--full", "--lake", str(lake), "--snapshot-id", "s1", log=log)
     assert extra(decoded(log), expected) == {}   # the replay, the fencing audit: none again
     assert decoded(log) == expected              # the decode stage: every data record, once
     offsetlake("audit", "--lake", str(lake), "--target-version", "all", log=log)

@@ -226,7 +226,7 @@ def test_the_ingest_command_builds_an_incremental_lake_and_refuses_what_cannot_j
     assert offsetlake(["ingest", str(elsewhere), "--lake", lake, "--incremental"]) == \
         EXIT_LAKE_CONFLICT
     assert "of cluster 'another-cluster-id'; the lake holds cluster" in capsys.readouterr().err
-    for command in (["ingest", str(s2)], ["run", str(s2)]):
+    for command in (["ingest", str(s2)], ["run", str(s2), "--full"]):
         assert offsetlake([*command, "--lake", lake]) == EXIT_LAKE_CONFLICT
         assert "is an incremental lake (it keeps each record once): " in capsys.readouterr().err
     assert offsetlake(["ingest", str(s2), "--lake", lake, "--incremental"]) == 0

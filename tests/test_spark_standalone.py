@@ -116,7 +116,7 @@ def test_pipeline_on_a_standalone_cluster_equals_the_local_run(spark, cluster, t
 
     url, work = cluster
     on_cluster, local = tmp_path / "cluster-lake", tmp_path / "local-lake"
-    proc = submit(url, "run.py", str(SAMPLE), "--lake", str(on_cluster), "--snapshot-id", "s")
+    proc = submit(url, "run.py", str(SAMPLE), "--full", "--lake", str(on_cluster), "--snapshot-id", "s")
     assert proc.returncode == 0, proc.stderr[-5000:]
     assert "reconciled" in proc.stdout
     # The executors really ran on the worker: it made a directory for the application.

@@ -26,9 +26,10 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 def start_run(snapshot: Path, lake: Path, snapshot_id: str = "snap",
               **env: str) -> subprocess.Popen:
-    """``offsetlake run`` in its own session, so the test can kill its whole tree."""
-    return subprocess.Popen([sys.executable, "-m", "jobs.cli", "run", str(snapshot), "--lake",
-                             str(lake), "--snapshot-id", snapshot_id], cwd=PROJECT, env=cli_env(**env),
+    """``offsetlake run --full`` in its own session, so the test can kill its whole tree (the
+    incremental run's kill -9 is test_incremental_crash's)."""
+    return subprocess.Popen([sys.executable, "-m", "jobs.cli", "run", str(snapshot), "--full",
+                             "--lake", str(lake), "--snapshot-id", snapshot_id], cwd=PROJECT, env=cli_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 

@@ -20,7 +20,7 @@ def test_huge_valid_records_complete_with_bounded_memory(tmp_path, spark, record
 
     snapshot = huge_records_snapshot(tmp_path, COUNT, SIZE)
     lake = tmp_path / "lake"
-    done, peak_kib = run_measured([sys.executable, "-m", "jobs.cli", "run", str(snapshot),
+    done, peak_kib = run_measured([sys.executable, "-m", "jobs.cli", "run", str(snapshot), "--full",
                                    "--lake", str(lake), "--snapshot-id", "huge"],
                                   cwd=PROJECT, env=cli_env())
     record_property("peak_rss_mib", peak_kib // 1024)
