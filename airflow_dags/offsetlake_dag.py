@@ -1,9 +1,19 @@
-"""offsetlake, scheduled (Airflow 3): snapshot -> run -> audit -> quality -> report -> gate.
+"""offsetlake, scheduled (Airflow 3): snapshot -> run -> audit -> quality -> report -> gate;
+and the lake's retention, ``offsetlake_vacuum``, on a schedule of its own.
 
 Every data interval turns one snapshot of ``__consumer_offsets`` into the lake's tables and checks
 them. The snapshot is either captured from a cluster (an Airflow connection whose host:port is a
 broker) or the newest segment snapshot in a landing directory. Its id derives from the data
 interval, never from the clock, so a rerun of an interval replaces exactly its own rows.
+
+The run is incremental (``offsetlake run``'s default: the lake keeps each record once, an
+interval reads and replays only what changed since the last one, and keeps what compaction
+deleted); the ``full`` param (``airflow.full`` in conf/) makes it ``offsetlake run --full``
+instead. A lake keeps the kind it was built as, so a DAG over a lake of full runs goes on with
+full runs. An incremental lake takes snapshots in order: rerunning the newest interval replaces
+it, rerunning an older one is refused (exit 9). ``offsetlake_vacuum`` (``airflow.vacuum`` in
+conf/) drops the per-snapshot state of all but the newest ``keep`` snapshots, keeping every
+record and the history; it skips a lake that is not incremental.
 
 The gate comes last, so a run with findings still has its report. The audit runs with
 ``--fail-on never`` and writes the verdict at ``fail_on`` to ``<lake>/_reports/audit-<id>.json``;
@@ -47,11 +57,13 @@ from airflow.sdk import DAG, Param, task  # noqa: E402
 from jobs.runtime.config import load_section  # noqa: E402  (YAML only)
 
 DAG_ID = "offsetlake"
+VACUUM_DAG_ID = "offsetlake_vacuum"
 SEVERITIES = ["critical", "high", "medium", "low", "info", "never"]  # the gate's fail_on
 SETTINGS = load_section("airflow")
 COMMANDS = PROJECT_ROOT / "jobs" / "commands"
 SNAPSHOT = "ti.xcom_pull(task_ids='snapshot')"
 TARGET_VERSIONS = "<target versions>"  # expanded by AuditSubmitOperator
+FULL = "<--full when params.full>"     # expanded by RunSubmitOperator
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 
 
@@ -121,6 +133,17 @@ def _driver_java_options(path: Path) -> str:
 
     cfg = load_config()
     return driver_java_options(cfg, short=read_in_driver([str(path)], cfg.ingest))
+
+
+class RunSubmitOperator(SparkSubmitOperator):
+    """spark-submit of the run: ``--full`` when the ``full`` param says so, else nothing (the
+    run's default: incremental, or full in a lake of full runs)."""
+
+    def execute(self, context):
+        flag = ["--full"] if context["params"]["full"] else []
+        self.application_args = [a for arg in self.application_args
+                                 for a in (flag if arg == FULL else [arg])]
+        return super().execute(context)
 
 
 class AuditSubmitOperator(SparkSubmitOperator):
@@ -202,6 +225,9 @@ with DAG(
         "target_versions": Param([str(v) for v in SETTINGS.get("target_versions", [])],
                                  type="array", description="downgrade targets the audit checks"),
         "fail_on": Param(str(SETTINGS.get("fail_on", "high")).lower(), enum=SEVERITIES),
+        "full": Param(bool(SETTINGS.get("full", False)), type="boolean",
+                      description="offsetlake run --full: each interval's tables rebuilt from "
+                                  "its snapshot alone (default: incremental)"),
     },
     tags=["offsetlake"],
 ) as dag:
@@ -210,7 +236,8 @@ with DAG(
     summary = lake + "/_reports/audit-" + snapshot_id + ".json"
     found = snapshot()
     run = spark_job("run", "run.py", ["{{ " + SNAPSHOT + "['path'] }}", "--lake", lake,
-                                      "--snapshot-id", snapshot_id])
+                                      "--snapshot-id", snapshot_id, FULL],
+                    operator=RunSubmitOperator)
     audit = spark_job("audit", "audit.py",
                       ["--lake", lake, "--snapshot", snapshot_id, "--fail-on", "never",
                        "--gate-on", "{{ params.fail_on }}", "--summary", summary, TARGET_VERSIONS],
@@ -226,3 +253,51 @@ with DAG(
     found >> run >> audit >> quality >> report >> verdict
     run >> [quality, report]  # they need the tables, whatever happened in between
     audit >> verdict          # the gate judges the audit's summary even when the report crashed
+
+
+VACUUM = SETTINGS.get("vacuum") or {}
+
+
+@task.short_circuit(task_id="incremental")
+def incremental_lake(params=None) -> bool:
+    """Whether the lake is an incremental one (only those have per-snapshot state to drop); the
+    vacuum is skipped, not failed, for a lake of full runs or one not run yet."""
+    from jobs.lake.snapshot_views import is_incremental
+
+    lake = _absolute(params["lake"])
+    found = is_incremental(lake)
+    print(f"{lake}: {'an incremental lake' if found else 'not an incremental lake: nothing to vacuum'}")
+    return found
+
+
+with DAG(
+    dag_id=VACUUM_DAG_ID,
+    description="offsetlake vacuum: drop the per-snapshot state of old snapshots, keep history",
+    schedule=VACUUM.get("schedule", "@daily"),
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": int(SETTINGS.get("retries", 2)),
+                  "retry_delay": timedelta(minutes=float(SETTINGS.get("retry_delay_minutes", 5)))},
+    user_defined_macros={"delta_jars": delta_jars},
+    params={
+        "lake": Param(str(SETTINGS.get("lake", "./lake")), type="string"),
+        "keep": Param(int(VACUUM.get("keep", 168)), type="integer", minimum=1,
+                      description="keep the per-snapshot state of the newest N snapshots"),
+        "retain_hours": Param(float(VACUUM.get("retain_hours", 168)), type="number", minimum=0,
+                              description="then Delta VACUUM of files older than this"),
+    },
+    tags=["offsetlake"],
+) as vacuum_dag:
+    # The lake's write lock keeps it apart from a run of the main DAG: a vacuum that finds the
+    # lake busy fails (exit 7) and takes its retries.
+    vacuum = SparkSubmitOperator(
+        task_id="vacuum", application=str(COMMANDS / "vacuum.py"),
+        application_args=["--lake", "{{ params.lake }}", "--keep", "{{ params.keep }}",
+                          "--retain-hours", "{{ params.retain_hours }}"],
+        conn_id=SETTINGS.get("spark_conn_id", "spark_default"),
+        conf={str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()},
+        jars="{{ delta_jars() }}", name="offsetlake-vacuum",
+        env_vars={"PYTHONPATH": str(PROJECT_ROOT), "PYSPARK_PYTHON": sys.executable,
+                  "PYSPARK_DRIVER_PYTHON": sys.executable})
+    incremental_lake() >> vacuum

@@ -31,6 +31,7 @@ import json, sys
 from airflow.dag_processing.dagbag import DagBag
 bag = DagBag(dag_folder=sys.argv[1])
 dag = bag.dags.get("offsetlake")
+vacuum = bag.dags.get("offsetlake_vacuum")
 print(json.dumps({
     "errors": {k: str(v)[-3000:] for k, v in bag.import_errors.items()},
     "dags": sorted(bag.dags),
@@ -41,6 +42,9 @@ print(json.dumps({
                       for t in dag.tasks} if dag else None,
     "params": sorted(dag.params) if dag else None,
     "schedule": str(dag.schedule) if dag else None,
+    "vacuum": {"downstream": {t.task_id: sorted(t.downstream_task_ids) for t in vacuum.tasks},
+               "params": sorted(vacuum.params), "schedule": str(vacuum.schedule)}
+              if vacuum else None,
     "heavy_imports": sorted(m for m in sys.modules
                             if m.split(".")[0] in ("pyspark", "great_expectations", "delta")),
 }))
@@ -64,12 +68,12 @@ def test_dagbag_imports_the_dag_with_its_tasks_in_order(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     parsed = json.loads(proc.stdout.strip().splitlines()[-1])
     assert parsed["errors"] == {}
-    assert parsed["dags"] == ["offsetlake"]
+    assert parsed["dags"] == ["offsetlake", "offsetlake_vacuum"]
     assert parsed["downstream"] == {"snapshot": ["run"], "run": ["audit", "quality", "report"],
                                     "audit": ["gate", "quality"], "quality": ["report"],
                                     "report": ["gate"], "gate": []}
     assert parsed["operators"] == {"snapshot": "_PythonDecoratedOperator",
-                                   "run": "SparkSubmitOperator", "audit": "AuditSubmitOperator",
+                                   "run": "RunSubmitOperator", "audit": "AuditSubmitOperator",
                                    "quality": "SparkSubmitOperator", "report": "SparkSubmitOperator",
                                    "gate": "_PythonDecoratedOperator"}
     # quality, report and gate run once run succeeded, whatever the task before them did.
@@ -81,9 +85,14 @@ def test_dagbag_imports_the_dag_with_its_tasks_in_order(tmp_path):
     # conf/: retries 2; a finding does not go away on retry.
     assert parsed["retries"] == {"snapshot": 2, "run": 2, "audit": 2, "quality": 2, "report": 2,
                                  "gate": 0}
-    assert parsed["params"] == ["fail_on", "kafka_conn_id", "lake", "landing_dir", "source",
+    assert parsed["params"] == ["fail_on", "full", "kafka_conn_id", "lake", "landing_dir", "source",
                                 "target_versions"]
     assert "@hourly" in parsed["schedule"] or "0 * * * *" in parsed["schedule"]
+    # Retention on a schedule of its own (conf/: daily), skipped for a lake that is not incremental.
+    vacuum = parsed["vacuum"]
+    assert vacuum["downstream"] == {"incremental": ["vacuum"], "vacuum": []}
+    assert vacuum["params"] == ["keep", "lake", "retain_hours"]
+    assert "@daily" in vacuum["schedule"] or "0 0 * * *" in vacuum["schedule"]
     assert parsed["heavy_imports"] == []
 
 
@@ -141,18 +150,23 @@ def airflow(tmp_path_factory) -> dict:
     return {"home": home, "env": env, "landing": landing, "lake": lake, "logical": logical}
 
 
+def airflow_dags_test(airflow: dict, dag_id: str, conf: dict, *options: str) -> tuple[str, str, dict]:
+    """``airflow dags test`` of one DAG: its log, run state and task states."""
+    proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", dag_id,
+                           airflow["logical"].isoformat(), "-c", json.dumps(conf), *options],
+                          capture_output=True, text=True, env=airflow["env"], timeout=5400)
+    with sqlite3.connect(airflow["home"] / "airflow.db") as db:
+        run_id, run_state = db.execute("select run_id, state from dag_run where dag_id = ? "
+                                       "order by id desc", (dag_id,)).fetchone()
+        states = dict(db.execute("select task_id, state from task_instance where run_id = ? "
+                                 "and dag_id = ?", (run_id, dag_id)).fetchall())
+    return proc.stdout + proc.stderr, run_state, states
+
+
 def dags_test(airflow: dict, conf: dict, *options: str) -> Interval:
     lake = airflow["lake"]
     conf = {"landing_dir": str(airflow["landing"]), "lake": str(lake), **conf}
-    proc = subprocess.run([str(VENV_BIN / "airflow"), "dags", "test", "offsetlake",
-                           airflow["logical"].isoformat(), "-c", json.dumps(conf), *options],
-                          capture_output=True, text=True, env=airflow["env"], timeout=5400)
-    log = proc.stdout + proc.stderr
-    with sqlite3.connect(airflow["home"] / "airflow.db") as db:
-        run_id, run_state = db.execute("select run_id, state from dag_run "
-                                       "order by id desc").fetchone()
-        states = dict(db.execute("select task_id, state from task_instance where run_id = ?",
-                                 (run_id,)).fetchall())
+    log, run_state, states = airflow_dags_test(airflow, "offsetlake", conf, *options)
     snapshots = [p.name for p in (lake / "groups").iterdir() if p.name.startswith("snapshot_id=")]
     assert len(snapshots) == 1, (snapshots, log[-6000:])
     snapshot_id = snapshots[0].split("=", 1)[1]
@@ -224,3 +238,37 @@ def test_findings_at_fail_on_fail_the_run_after_quality_and_report(failing_inter
     assert f"Gate: FAIL — 2 findings at or above low in snapshot {interval.snapshot_id}; " \
            "5 findings counted: 2 low, 3 info" in interval.log
     assert "OF-05 low wl-offdel: offset for wl-events-0 committed at log offset 50" in interval.log
+
+
+def test_the_vacuum_dag_drops_old_snapshots_state_and_keeps_history(spark, airflow,
+                                                                     clean_interval,
+                                                                     failing_interval, capsys):
+    """The DAG's lake is incremental (the run's default). A later snapshot joins it; then
+    ``offsetlake_vacuum`` keeping one snapshot vacuums the interval's snapshot: its rows of the
+    tables written whole per snapshot go, what the later snapshot reads (its groups as of it,
+    every record and history row) stays."""
+    from jobs.cli import main as offsetlake
+    from jobs.lake.snapshot_views import as_of
+
+    lake = airflow["lake"]
+    assert (lake / "snapshots" / "_delta_log").is_dir()   # the DAG's run built an incremental lake
+    assert offsetlake(["run", str(SAMPLE), "--lake", str(lake), "--snapshot-id", "later"]) == 0
+    assert "snapshot later (#2 of the lake)" in capsys.readouterr().out
+
+    def kept() -> dict:
+        tables = {t: spark.read.format("delta").load(str(lake / t))
+                  for t in ("raw_records", "offset_commits", "epochs")}
+        tables["groups as of later"] = as_of(spark, lake, "groups", "later")
+        return {t: sorted(map(str, df.collect())) for t, df in tables.items()}
+    before = kept()
+    assert before["groups as of later"]
+    log, run_state, states = airflow_dags_test(
+        airflow, "offsetlake_vacuum", {"lake": str(lake), "keep": 1, "retain_hours": 0})
+    assert (run_state, states) == ("success", {"incremental": "success", "vacuum": "success"}), \
+        log[-6000:]
+    assert "vacuum: kept 1 snapshot(s) (later); 1 older one(s) vacuumed" in log
+    vacuumed = spark.read.format("delta").load(str(lake / "vacuums")).collect()
+    assert [r.snapshot_id for r in vacuumed] == [clean_interval.snapshot_id]
+    assert kept() == before
+    audits = spark.read.format("delta").load(str(lake / "fencing_audits")).collect()
+    assert {r.snapshot_id for r in audits} == {"later"}
