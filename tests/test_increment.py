@@ -243,3 +243,45 @@ def test_the_incremental_tables_are_documented_as_they_are_declared():
         section = doc.split(f"### `{name}`\n", 1)[1].split("\n#", 1)[0]
         assert re.findall(r"\| `(\w+)` \| ([^|]+) \|", section) == [
             (c, t) for c, t, _ in columns], name
+
+
+def test_the_history_audit_keeps_what_compaction_removed_and_is_partial_across_gaps(
+        spark, tmp_path, capsys):
+    """OF-01: group g commits for a partition nobody owns, after a metadata change has superseded
+    its first group-epoch record. The lake holds the log whole, then compacted. The audit of the
+    compacted snapshot (as of it) can only call the commit partial, its evidence being removed;
+    the history audit through it finds the violation, the lake having kept the removed record. A
+    lake that never saw the log whole has those offsets as gaps: partial there too."""
+    from support.scenarios import Scenario
+
+    from jobs.cli import main as offsetlake
+    from jobs.lake.increments import HISTORY_FINDINGS
+    from jobs.stages.audit import audit_history, audit_lake
+
+    s = (Scenario("g").consumer_join("A", ["foo", "bar"])
+         .compute_target({"A": {"foo": [0, 1, 2]}}).converge("A").metadata_change())
+    at = s.next_offset
+    s.offset_commit({"foo": {5: 10}})
+    whole, compacted = s.write(tmp_path / "whole"), s.compacted().write(tmp_path / "compacted")
+
+    def of01(findings) -> list[tuple]:
+        return [(f["group_id"], f["log_offset"], f["verdict"]) for f in findings
+                if f["rule_id"] == "OF-01"]
+
+    lake = tmp_path / "lake"
+    for path in (whole, compacted):   # incremental: the run's default in a new lake
+        assert offsetlake(["run", str(path), "--lake", str(lake)]) == 0
+    assert "(#2 of the lake)" in capsys.readouterr().out
+    assert of01(audit_lake(spark, lake, "whole").findings) == [("g", at, "violation")]
+    assert of01(audit_lake(spark, lake, "compacted").findings) == [("g", at, "partial")]
+    assert offsetlake(["audit", "--lake", str(lake), "--history", "--rule", "OF-01",
+                       "--fail-on", "high"]) == 8
+    assert "audit: history through snapshot compacted" in capsys.readouterr().err
+    history = read_table(spark, lake, HISTORY_FINDINGS).where("rule_id = 'OF-01'").collect()
+    assert [(r.snapshot_id, r.group_id, r.log_offset, r.verdict) for r in history] == [
+        ("compacted", "g", at, "violation")]
+    only = tmp_path / "only-compacted"
+    assert offsetlake(["run", str(compacted), "--lake", str(only)]) == 0
+    assert of01(audit_history(spark, only).findings) == [("g", at, "partial")]
+    assert offsetlake(["audit", "--lake", str(only), "--history", "--target-version", "4.0"]) == 2
+    assert offsetlake(["audit", "--lake", str(whole.parent / "none"), "--history"]) == 5

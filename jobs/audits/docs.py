@@ -41,6 +41,10 @@ with the broker settings and thresholds of the `insights` section of `conf/offse
 **Verdicts.** `violation`: the evidence is complete. `partial`: a rule that needs uncompacted
 history (column *history*) met a compacted range (missing offsets) inside its evidence, so the
 log can neither prove nor refute it; partial findings never fail the gate. `notice`: information.
+In an incremental lake, `offsetlake audit --history` runs the fencing rules over every record the
+lake has held (the ones compaction removed since a snapshot read them included): there, only the
+lake's gaps (offsets no snapshot held) make a finding partial ([lake.md](lake.md),
+`history_findings`).
 
 Severity (ascending): {severities}. A finding may be graded below its rule's severity (OF-03's
 cases, OF-01 for an unsubscribed topic, CG-10 for a missing AssignmentEpochs).

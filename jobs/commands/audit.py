@@ -29,6 +29,9 @@ how it decides:
   records do (4.2+); else 'strict'. --fencing sets one regime for every group.
   Verdicts: violation (complete evidence), partial (the evidence spans offsets removed by
   compaction: never fails the gate), notice (information).
+  --history (an incremental lake): the fencing rules over every record the lake has held up
+  to the snapshot, the ones compaction removed since included; evidence is partial only
+  across the lake's gaps (offsets no snapshot held). Written to history_findings.
 
 exit codes:
   0  no finding at or above --fail-on      8  at least one such finding
@@ -40,6 +43,7 @@ examples:
   offsetlake audit --lake lake --snapshot 2026-11-22 --target-version 3.9 --target-version 4.0
   offsetlake audit --lake lake --target-version all --format json
   offsetlake audit --lake lake --snapshot S --fail-on never --gate-on high --summary gate.json
+  offsetlake audit --lake lake --history --rule OF-01
 """
 
 
@@ -69,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gate-on", metavar="SEVERITY", choices=[*SEVERITIES, "never"],
                         help="the threshold the --summary verdict is judged at, so a scheduler can "
                              "run with --fail-on never and gate later (default: --fail-on)")
+    parser.add_argument("--history", action="store_true",
+                        help="audit the history of an incremental lake instead of one snapshot: "
+                             "every record it has held up to --snapshot (default: its newest), "
+                             "written to history_findings (not with --target-version)")
     parser.add_argument("--fencing", choices=("auto", "strict", "relaxed"), default="auto",
                         help="fencing regime: strict (<= 4.2), relaxed (KIP-1251, 4.3+), or "
                              "auto: from the snapshot (default)")
@@ -90,14 +98,22 @@ def run(args: argparse.Namespace) -> int:
     targets = parse_targets(args.target_version)
     if targets is None:
         return EXIT_USAGE
+    history = getattr(args, "history", False)
+    if history and targets:
+        print("offsetlake audit: --history audits fencing over the lake's records; downgrade "
+              "readiness (--target-version) belongs to one snapshot", file=sys.stderr)
+        return EXIT_USAGE
     from jobs.runtime.session import get_spark
 
     cfg = load_config().with_lake(args.lake)
     spark = get_spark(cfg, app_name="offsetlake-audit")
-    from jobs.stages.audit import AuditInputError, audit_lake
+    from jobs.stages.audit import AuditInputError, audit_history, audit_lake
 
     try:
-        result = audit_lake(spark, cfg.lake_path, args.snapshot, targets, args.fencing)
+        if history:
+            result = audit_history(spark, cfg.lake_path, args.snapshot, args.fencing)
+        else:
+            result = audit_lake(spark, cfg.lake_path, args.snapshot, targets, args.fencing)
     except AuditInputError as error:
         print(f"offsetlake audit: {error}", file=sys.stderr)
         return EXIT_NO_SEGMENTS

@@ -14,6 +14,8 @@ writes ``snapshots`` last, so a snapshot listed there is complete.
 
 from __future__ import annotations
 
+from jobs.lake.findings import FINDINGS_COLUMNS
+
 SNAPSHOTS = "snapshots"
 SNAPSHOTS_COLUMNS = (
     ("snapshot_id", "string", "id of the snapshot"),
@@ -99,6 +101,18 @@ GROUP_STATE_TABLES = ("groups", "members", "member_assignments", "target_assignm
                       "fencing_findings")
 HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")
 
+# The history audit (offsetlake audit --history): the fencing rules over every record the lake
+# has held up to a snapshot, removed by compaction since or not; a rule's evidence is partial
+# only across the lake's gaps. The columns of findings (jobs.lake.findings).
+HISTORY_FINDINGS = "history_findings"
+HISTORY_FINDINGS_COLUMNS = tuple(
+    {"snapshot_id": ("snapshot_id", "string", "the snapshot the audited history runs through: "
+                                              "every record the lake held up to it"),
+     "verdict": ("verdict", "string", "violation; partial (the evidence spans a gap of the "
+                                      "lake: offsets no snapshot held); notice")}.get(c[0], c)
+    for c in FINDINGS_COLUMNS)
+
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
-                    GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS}
+                    GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
+                    HISTORY_FINDINGS: HISTORY_FINDINGS_COLUMNS}

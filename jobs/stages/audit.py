@@ -238,6 +238,7 @@ class AuditResult:
     targets: list[str]
     findings: list[dict] = field(default_factory=list)
     downgrade_findings: list[dict] = field(default_factory=list)
+    history: bool = False   # the lake's history up to the snapshot (audit_history)
 
 
 def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[str] = (),
@@ -299,11 +300,65 @@ def audit_lake(spark, lake: Path, snapshot_id: str | None = None, targets: list[
     return result
 
 
+def audit_history(spark, lake: Path, through: str | None = None,
+                  regime: str = "auto") -> AuditResult:
+    """Audit the history of an incremental lake: the fencing rules over every record it has held
+    up to snapshot ``through`` (default: its newest), the ones compaction removed since included,
+    as one log per group. A rule whose evidence compaction removed from a snapshot but the lake
+    kept gets its full verdict; evidence spanning a gap of the lake (offsets no snapshot held)
+    stays partial. Writes ``history_findings`` under ``through`` and returns them; the insight
+    rules and downgrade readiness belong to a snapshot (:func:`audit_lake`). Raises
+    :class:`AuditInputError` for a lake of full runs, or no such snapshot.
+
+    >>> audit_history(spark, Path("lake")).findings  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    from jobs.lake import read_table
+    from jobs.lake.increments import HISTORY_FINDINGS
+    from jobs.lake.snapshot_views import LakeOrder, in_ids, is_incremental
+
+    if not is_incremental(lake):
+        raise AuditInputError(f"{lake} is not an incremental lake: the history audit reads every "
+                              "record its snapshots held, and a lake of full runs keeps each "
+                              "snapshot apart (audit one with --snapshot)")
+    order = LakeOrder.read(spark, lake)
+    through = through or (order.rows[-1][0] if order.rows else None)
+    if through is None:
+        raise AuditInputError(f"{lake} lists no snapshot yet; run 'offsetlake run SNAPSHOT "
+                              f"--lake {lake}' first")
+    try:
+        upto = order.upto(through)
+    except KeyError as error:
+        raise AuditInputError(error.args[0]) from None
+
+    def held(table: str):
+        rows = read_table(spark, lake, table)
+        return (rows.where(in_ids("snapshot_id", upto))
+                .withColumn("snapshot_id", F.lit(through)).select(*rows.columns))
+    records, raw, commits = held(RECORDS), held(RAW_RECORDS), held("offset_commits")
+    regime = snapshot_regime(records) if regime == "auto" else regime
+    try:
+        names = lake_topic_names({t: _optional(spark, lake, t, through) for t, _ in NAME_TABLES})
+    except KeyError as error:   # a vacuumed snapshot: its group state is gone
+        raise AuditInputError(error.args[0]) from None
+    # The gaps of the history are the lake's: compacted_ranges over every record it held.
+    found = audit_snapshot(records, raw, commits, through, regime=regime,
+                           topic_names=names).localCheckpoint(eager=True)
+    replace_snapshot(found, lake, HISTORY_FINDINGS, through)
+    rows = [r.asDict() for r in found.drop("snapshot_id").collect()]
+    rows.sort(key=lambda r: (r["group_id"] or "", r["log_partition"] or 0, r["log_offset"] or 0,
+                             r["rule_id"]))
+    return AuditResult(through, regime, [], rows, history=True)
+
+
 def summary_line(result: AuditResult, shown: list[dict]) -> str:
-    """``audit: snapshot S, fencing R: N finding(s) shown (n high, ...)``."""
+    """``audit: snapshot S, fencing R: N finding(s) shown (n high, ...)`` (``history through
+    snapshot S`` for the history audit)."""
     counts: dict[str, int] = {}
     for r in shown:
         counts[r["severity"]] = counts.get(r["severity"], 0) + 1
-    return (f"audit: snapshot {result.snapshot_id}, fencing {result.regime}: {len(shown)} "
+    scope = "history through snapshot" if result.history else "snapshot"
+    return (f"audit: {scope} {result.snapshot_id}, fencing {result.regime}: {len(shown)} "
             "finding(s) shown" + ("" if not counts else " (" + ", ".join(
                 f"{n} {s}" for s, n in sorted(counts.items())) + ")"))
