@@ -195,27 +195,31 @@ def _spark_conf() -> dict[str, str]:
 
 
 def spark_job(task_id: str, application: str, args: list[str], operator=SparkSubmitOperator,
-              **kwargs):
+              conf: dict[str, str] | None = None, **kwargs):
+    """A spark-submit task of a CLI command module (``conf``: default ``airflow.spark_conf``
+    with the snapshot task's driver JVM options)."""
     return operator(
         task_id=task_id, application=str(COMMANDS / application), application_args=args,
         conn_id=SETTINGS.get("spark_conn_id", "spark_default"),
-        conf=_spark_conf(),
+        conf=_spark_conf() if conf is None else conf,
         jars="{{ delta_jars() }}", name=f"offsetlake-{task_id}",
         env_vars={"PYTHONPATH": str(PROJECT_ROOT), "PYSPARK_PYTHON": sys.executable,
                   "PYSPARK_DRIVER_PYTHON": sys.executable},
         **kwargs)
 
 
+# What both DAGs share: one run at a time (one writer per lake), conf/'s retries, the jar macro.
+DAG_SETTINGS = dict(
+    start_date=datetime(2026, 1, 1), catchup=False, max_active_runs=1, tags=["offsetlake"],
+    default_args={"retries": int(SETTINGS.get("retries", 2)),
+                  "retry_delay": timedelta(minutes=float(SETTINGS.get("retry_delay_minutes", 5)))},
+    user_defined_macros={"delta_jars": delta_jars})
+
 with DAG(
     dag_id=DAG_ID,
     description="__consumer_offsets snapshot -> Delta tables -> audit, quality, report",
     schedule=SETTINGS.get("schedule", "@hourly"),
-    start_date=datetime(2026, 1, 1),
-    catchup=False,
-    max_active_runs=1,  # one writer per lake
-    default_args={"retries": int(SETTINGS.get("retries", 2)),
-                  "retry_delay": timedelta(minutes=float(SETTINGS.get("retry_delay_minutes", 5)))},
-    user_defined_macros={"delta_jars": delta_jars},
+    **DAG_SETTINGS,
     params={
         "source": Param(SETTINGS.get("source", "landing"), enum=["landing", "capture"],
                         description="capture from kafka_conn_id, or newest snapshot in landing_dir"),
@@ -229,7 +233,6 @@ with DAG(
                       description="offsetlake run --full: each interval's tables rebuilt from "
                                   "its snapshot alone (default: incremental)"),
     },
-    tags=["offsetlake"],
 ) as dag:
     lake = "{{ " + SNAPSHOT + "['lake'] }}"
     snapshot_id = "{{ " + SNAPSHOT + "['snapshot_id'] }}"
@@ -274,12 +277,7 @@ with DAG(
     dag_id=VACUUM_DAG_ID,
     description="offsetlake vacuum: drop the per-snapshot state of old snapshots, keep history",
     schedule=VACUUM.get("schedule", "@daily"),
-    start_date=datetime(2026, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    default_args={"retries": int(SETTINGS.get("retries", 2)),
-                  "retry_delay": timedelta(minutes=float(SETTINGS.get("retry_delay_minutes", 5)))},
-    user_defined_macros={"delta_jars": delta_jars},
+    **DAG_SETTINGS,
     params={
         "lake": Param(str(SETTINGS.get("lake", "./lake")), type="string"),
         "keep": Param(int(VACUUM.get("keep", 168)), type="integer", minimum=1,
@@ -287,17 +285,11 @@ with DAG(
         "retain_hours": Param(float(VACUUM.get("retain_hours", 168)), type="number", minimum=0,
                               description="then Delta VACUUM of files older than this"),
     },
-    tags=["offsetlake"],
 ) as vacuum_dag:
     # The lake's write lock keeps it apart from a run of the main DAG: a vacuum that finds the
     # lake busy fails (exit 7) and takes its retries.
-    vacuum = SparkSubmitOperator(
-        task_id="vacuum", application=str(COMMANDS / "vacuum.py"),
-        application_args=["--lake", "{{ params.lake }}", "--keep", "{{ params.keep }}",
-                          "--retain-hours", "{{ params.retain_hours }}"],
-        conn_id=SETTINGS.get("spark_conn_id", "spark_default"),
-        conf={str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()},
-        jars="{{ delta_jars() }}", name="offsetlake-vacuum",
-        env_vars={"PYTHONPATH": str(PROJECT_ROOT), "PYSPARK_PYTHON": sys.executable,
-                  "PYSPARK_DRIVER_PYTHON": sys.executable})
+    vacuum = spark_job("vacuum", "vacuum.py",
+                       ["--lake", "{{ params.lake }}", "--keep", "{{ params.keep }}",
+                        "--retain-hours", "{{ params.retain_hours }}"],
+                       conf={str(k): str(v) for k, v in (SETTINGS.get("spark_conf") or {}).items()})
     incremental_lake() >> vacuum
