@@ -57,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
         if args.incremental:
             try:
                 added = ingest_increment(spark, cfg.lake_path, args.paths, args.snapshot_id,
-                                         args.range_mb << 20)
+                                         args.range_mb << 20, progress=sys.stderr)
             except LakeConflict as exc:
                 return fail("ingest", str(exc), EXIT_LAKE_CONFLICT)
             print(added.summary())
             return EXIT_OK
-        report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
+        # sys.stderr as it is now, not as when the stage module was imported (jobs.commands.run).
+        report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20,
+                        progress=sys.stderr)
         print(report.summary())
         return EXIT_OK if report.reconciled else EXIT_FAILED
 
