@@ -57,14 +57,12 @@ def run(args: argparse.Namespace) -> int:
         if args.incremental:
             try:
                 added = ingest_increment(spark, cfg.lake_path, args.paths, args.snapshot_id,
-                                         args.range_mb << 20, progress=sys.stderr)
+                                         args.range_mb << 20)
             except LakeConflict as exc:
                 return fail("ingest", str(exc), EXIT_LAKE_CONFLICT)
             print(added.summary())
             return EXIT_OK
-        # sys.stderr as it is now, not as when the stage module was imported (jobs.commands.run).
-        report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20,
-                        progress=sys.stderr)
+        report = ingest(spark, cfg.lake_path, args.paths, args.snapshot_id, args.range_mb << 20)
         print(report.summary())
         return EXIT_OK if report.reconciled else EXIT_FAILED
 

@@ -132,10 +132,8 @@ def run(args: argparse.Namespace) -> int:
             audited["result"] = audit_lake(spark, cfg.lake_path, snapshot_id, targets,
                                            frames=frames)
 
-        # sys.stderr as it is now: a default bound when the stage module was imported can be a
-        # stream closed since (an embedding program's, a test's capture).
         report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id,
-                              progress=sys.stderr, then=audit if args.audit else None)
+                              then=audit if args.audit else None)
         print(report.summary())
         code = EXIT_OK if report.reconciled else EXIT_FAILED
         return _audit_and_report(spark, cfg, args, report.snapshot_id, code,
@@ -152,8 +150,7 @@ def _run_incremental(spark, cfg, args, targets) -> int:
     from jobs.stages.increment_run import run_increment
 
     try:
-        report = run_increment(spark, cfg.lake_path, args.paths, args.snapshot_id,
-                               progress=sys.stderr)   # as it is now (run_pipeline's call)
+        report = run_increment(spark, cfg.lake_path, args.paths, args.snapshot_id)
     except LakeConflict as exc:
         return fail("run", str(exc), EXIT_LAKE_CONFLICT)
     print(report.summary())

@@ -206,11 +206,12 @@ def small(frame, rows: int):
 
 
 def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                      range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                      range_bytes: int = DEFAULT_RANGE_MB << 20, progress=None,
                       limits=None, decode: bool = False) -> Increment:
     """Read what the lake does not hold of the snapshot and check it against the lake; raises
     :class:`LakeConflict` (nothing written, nothing staged) when it cannot join. The caller
     removes ``staging`` when done (:func:`ingest_increment`)."""
+    progress = sys.stderr if progress is None else progress  # now, not at import
     from pyspark.sql import functions as F
 
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
@@ -358,7 +359,7 @@ def write_listing(spark, lake: Path, inc: Increment) -> IncrementReport:
 
 
 def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                     range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                     range_bytes: int = DEFAULT_RANGE_MB << 20, progress=None,
                      limits=None) -> IncrementReport:
     """Ingest a snapshot into an incremental lake (``offsetlake ingest --incremental``): only
     what the lake does not hold is read and written (module docstring), undecoded (an
@@ -368,6 +369,7 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
     >>> ingest_increment(spark, Path("lake"), ["/data/snap-0600"]).new_records  # doctest: +SKIP
     41230
     """
+    progress = sys.stderr if progress is None else progress  # now, not at import
     started = time.monotonic()
     inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits)
     try:

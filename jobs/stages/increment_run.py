@@ -270,7 +270,7 @@ def _held_once(spark, rows, staging: Path, in_driver: bool):
 
 
 def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                  range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                  range_bytes: int = DEFAULT_RANGE_MB << 20, progress=None,
                   limits=None) -> IncrementRunReport:
     """Ingest the snapshot into the incremental lake and replay the groups it changed (module
     docstring). Raises :class:`jobs.lake.snapshot_views.LakeConflict` before writing anything
@@ -280,6 +280,7 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     >>> run_increment(spark, Path("lake"), ["/data/snap-0700"]).groups_replayed  # doctest: +SKIP
     812
     """
+    progress = sys.stderr if progress is None else progress  # now, not at import
     from jobs.stages.increment import bronze_frames
     from jobs.stages.pipeline import Writer, bronze, replay
 

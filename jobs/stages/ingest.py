@@ -297,7 +297,7 @@ def _capture_rows(spark, path, snapshot_id, progress, decode: bool):
 
 
 def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, decode: bool,
-                   range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+                   range_bytes: int = DEFAULT_RANGE_MB << 20, progress=None,
                    limits: ReadLimits | None = None,
                    plan: tuple[list[RangeTask], int, int] | None = None) -> Staged:
     """Read (and decode) the snapshot once; returns its counts and rows.
@@ -308,6 +308,7 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
 
     ``plan``: ``(tasks, files, bytes)`` to read instead of every byte of every segment file (an
     incremental run reads only the batches the lake does not hold: :mod:`jobs.stages.increment`)."""
+    progress = sys.stderr if progress is None else progress  # now, not at import
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -417,7 +418,7 @@ def ingest_quarantine_rows(staged):
 
 
 def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-           range_bytes: int = DEFAULT_RANGE_MB << 20, progress=sys.stderr,
+           range_bytes: int = DEFAULT_RANGE_MB << 20, progress=None,
            limits: ReadLimits | None = None) -> IngestReport:
     """Ingest a snapshot (no decoding); returns the reconciliation report.
 
@@ -425,6 +426,7 @@ def ingest(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
     >>> report.reconciled  # doctest: +SKIP
     True
     """
+    progress = sys.stderr if progress is None else progress  # now, not at import
     started = time.monotonic()
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
     staging = staging_dir(lake, snapshot_id)

@@ -172,7 +172,7 @@ def _size(n: int | None) -> str:
 
 
 def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = None,
-                 progress=sys.stderr, then=None) -> PipelineReport:
+                 progress=None, then=None) -> PipelineReport:
     """Ingest, decode and replay one snapshot; every table is replaced for its snapshot id.
 
     ``then(snapshot_id, frames)``, when given, runs once every table is written and before the
@@ -184,6 +184,7 @@ def run_pipeline(spark, lake: Path, paths: list[str], snapshot_id: str | None = 
     >>> report.reconciled  # doctest: +SKIP
     True
     """
+    progress = sys.stderr if progress is None else progress  # now, not at import
     started = time.monotonic()
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
     staging = staging_dir(lake, snapshot_id)
