@@ -153,7 +153,28 @@ def test_a_snapshot_that_cannot_join_the_lake_is_refused_and_nothing_is_written(
         ingest_increment(spark, lake, [str(elsewhere)], progress=quiet)
     with pytest.raises(LakeConflict, match="'s1' is not the lake's newest"):
         ingest_increment(spark, lake, [str(s1)], progress=quiet)
+    # Ends where s2 does, but holds partition 0's first batch as it was before the cleaner
+    # rewrote it (taken between s1 and s2): older, and refused as such.
+    between = _snapshot(root / "s1b", {0: {0: [_batch(B0), _batch(B1), _batch(B2)],
+                                           6: [_batch(B3)]}, 1: {0: [_batch(P1)]}})
+    with pytest.raises(LakeConflict, match=r"older than the lake's newest: it holds 1 batch\(es\) "
+                                           r"as they were before the log cleaner rewrote them "
+                                           r"\(partition 0 base offset 0\); .* --backfill"):
+        ingest_increment(spark, lake, [str(between)], progress=quiet)
     assert _versions(lake) == before
+    # Older, but with other bytes at an offset the lake holds: a backfill runs, finds it out,
+    # and removes its rows again.
+    from jobs.lake.views import lake_tables
+    from jobs.stages.backfill import run_backfill
+
+    forged = _snapshot(root / "s0x", {0: {0: [_batch([_rec(0, "k0", "forged"), *B0[1:]])]}})
+    with pytest.raises(LakeConflict, match=r"'s0x' disagrees with the lake at partition 0 "
+                                           r"offset 0: .* its rows were removed again"):
+        run_backfill(spark, lake, [str(forged)], progress=quiet)
+    for table in lake_tables(lake):
+        frame = read_table(spark, lake, table)
+        if "snapshot_id" in frame.columns:
+            assert frame.where("snapshot_id = 's0x'").count() == 0, table
     full = root / "full"
     ingest(spark, full, [str(s1)], progress=quiet)
     with pytest.raises(LakeConflict, match=r"holds snapshots ingested in full \(s1\)"):
@@ -245,43 +266,122 @@ def test_the_incremental_tables_are_documented_as_they_are_declared():
             (c, t) for c, t, _ in columns], name
 
 
-def test_the_history_audit_keeps_what_compaction_removed_and_is_partial_across_gaps(
-        spark, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def of01(spark, tmp_path_factory):
     """OF-01: group g commits for a partition nobody owns, after a metadata change has superseded
-    its first group-epoch record. The lake holds the log whole, then compacted. The audit of the
-    compacted snapshot (as of it) can only call the commit partial, its evidence being removed;
-    the history audit through it finds the violation, the lake having kept the removed record. A
-    lake that never saw the log whole has those offsets as gaps: partial there too."""
+    its first group-epoch record. An incremental lake (the run's default in a new lake) holds the
+    log whole, then compacted. Returns (root, whole, compacted, lake, offset of the commit)."""
     from support.scenarios import Scenario
 
     from jobs.cli import main as offsetlake
-    from jobs.lake.increments import HISTORY_FINDINGS
-    from jobs.stages.audit import audit_history, audit_lake
 
+    root = tmp_path_factory.mktemp("of01")
     s = (Scenario("g").consumer_join("A", ["foo", "bar"])
          .compute_target({"A": {"foo": [0, 1, 2]}}).converge("A").metadata_change())
     at = s.next_offset
     s.offset_commit({"foo": {5: 10}})
-    whole, compacted = s.write(tmp_path / "whole"), s.compacted().write(tmp_path / "compacted")
-
-    def of01(findings) -> list[tuple]:
-        return [(f["group_id"], f["log_offset"], f["verdict"]) for f in findings
-                if f["rule_id"] == "OF-01"]
-
-    lake = tmp_path / "lake"
-    for path in (whole, compacted):   # incremental: the run's default in a new lake
+    whole, compacted = s.write(root / "whole"), s.compacted().write(root / "compacted")
+    lake = root / "lake"
+    for path in (whole, compacted):
         assert offsetlake(["run", str(path), "--lake", str(lake)]) == 0
-    assert "(#2 of the lake)" in capsys.readouterr().out
-    assert of01(audit_lake(spark, lake, "whole").findings) == [("g", at, "violation")]
-    assert of01(audit_lake(spark, lake, "compacted").findings) == [("g", at, "partial")]
+    return root, whole, compacted, lake, at
+
+
+def _of01(findings) -> list[tuple]:
+    return [(f["group_id"], f["log_offset"], f["verdict"]) for f in findings
+            if f["rule_id"] == "OF-01"]
+
+
+def test_the_history_audit_keeps_what_compaction_removed_and_is_partial_across_gaps(
+        spark, of01, capsys):
+    """On the OF-01 lake (:func:`of01`): the audit of the compacted snapshot (as of it) can only
+    call the commit partial, its evidence being removed; the history audit through it finds the
+    violation, the lake having kept the removed record. A lake that never saw the log whole has
+    those offsets as gaps: partial there too."""
+    from jobs.cli import main as offsetlake
+    from jobs.lake.increments import HISTORY_FINDINGS
+    from jobs.stages.audit import audit_history, audit_lake
+
+    root, whole, compacted, lake, at = of01
+    assert _of01(audit_lake(spark, lake, "whole").findings) == [("g", at, "violation")]
+    assert _of01(audit_lake(spark, lake, "compacted").findings) == [("g", at, "partial")]
+    capsys.readouterr()
     assert offsetlake(["audit", "--lake", str(lake), "--history", "--rule", "OF-01",
                        "--fail-on", "high"]) == 8
     assert "audit: history through snapshot compacted" in capsys.readouterr().err
     history = read_table(spark, lake, HISTORY_FINDINGS).where("rule_id = 'OF-01'").collect()
     assert [(r.snapshot_id, r.group_id, r.log_offset, r.verdict) for r in history] == [
         ("compacted", "g", at, "violation")]
-    only = tmp_path / "only-compacted"
+    only = root / "only-compacted"
     assert offsetlake(["run", str(compacted), "--lake", str(only)]) == 0
-    assert of01(audit_history(spark, only).findings) == [("g", at, "partial")]
+    assert _of01(audit_history(spark, only).findings) == [("g", at, "partial")]
     assert offsetlake(["audit", "--lake", str(only), "--history", "--target-version", "4.0"]) == 2
-    assert offsetlake(["audit", "--lake", str(whole.parent / "none"), "--history"]) == 5
+    assert offsetlake(["audit", "--lake", str(root / "none"), "--history"]) == 5
+
+
+def _as_of_rows(spark, lake: Path, snapshot_id: str) -> dict[str, list[str]]:
+    """Every replay and record table as of the snapshot, its id left out, in a comparable form."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake import RECORDS
+    from jobs.lake.downgrade import RECORD_FACTS
+    from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES
+    from jobs.lake.snapshot_views import read_as_of
+
+    out = {}
+    for table in (RAW_RECORDS, RECORDS, RECORD_FACTS, *GROUP_STATE_TABLES, *HISTORY_TABLES):
+        frame = read_as_of(spark, lake, table, snapshot_id).drop("snapshot_id")
+        if table == RECORDS:
+            frame = frame.withColumn("value", F.to_json("value"))
+        out[table] = sorted(map(str, frame.collect()))
+    return out
+
+
+def test_an_older_snapshot_is_refused_or_backfilled_beside_the_lake_s_snapshots(
+        spark, of01, capsys):
+    """On the OF-01 lake (:func:`of01`: the log whole, then compacted): the whole log again
+    (older: it holds a batch as it was before the cleaner rewrote it) is refused, and with
+    --backfill kept whole beside them: its tables are the whole snapshot's, and the ordered
+    snapshots' views, history and history audit are what they were."""
+    from jobs.cli import main as offsetlake
+    from jobs.commands.inputs import EXIT_LAKE_CONFLICT
+    from jobs.lake.increments import BACKFILLS
+    from jobs.lake.views import snapshot_ids
+    from jobs.stages.audit import audit_history, audit_lake
+
+    root, whole, compacted, lake, at = of01
+    ordered = {sid: _as_of_rows(spark, lake, sid) for sid in ("whole", "compacted")}
+    history = audit_history(spark, lake).findings
+    records = read_table(spark, lake, SNAPSHOTS).where("snapshot_id = 'whole'").first().records
+    capsys.readouterr()
+
+    again = ["run", str(whole), "--lake", str(lake), "--snapshot-id", "whole-again"]
+    assert offsetlake(again) == EXIT_LAKE_CONFLICT
+    assert ("'whole-again' is older than the lake's newest: it holds 1 batch(es) as they were "
+            "before the log cleaner rewrote them (partition 0 base offset 0); to keep it beside "
+            "the lake's snapshots without changing them, run it with --backfill"
+            in capsys.readouterr().err)
+    for refused, says in (
+            (["run", str(compacted), "--lake", str(lake), "--snapshot-id", "c2", "--backfill"],
+             "'c2' is not older than the lake's newest ('compacted'): run it without --backfill"),
+            (["run", str(whole), "--lake", str(lake), "--backfill"],
+             "'whole' is one of the lake's snapshots in order: give the backfill an id of its "
+             "own"),
+            (["run", str(whole), "--lake", str(root / "new"), "--backfill"],
+             "is not an incremental lake: --backfill keeps an older snapshot")):
+        assert offsetlake(refused) == EXIT_LAKE_CONFLICT
+        assert says in capsys.readouterr().err
+    assert snapshot_ids(spark, lake) == ["whole", "compacted"]
+
+    assert offsetlake([*again, "--backfill", "--audit", "--fail-on", "never"]) == 0
+    assert ("backfill: snapshot whole-again is older than the lake's newest (compacted)"
+            in capsys.readouterr().err)
+    assert snapshot_ids(spark, lake) == ["whole-again", "whole", "compacted"]
+    assert [(r.snapshot_id, r.newest_then, r.records) for r in
+            read_table(spark, lake, BACKFILLS).collect()] == [("whole-again", "compacted",
+                                                               records)]
+    assert _as_of_rows(spark, lake, "whole-again") == ordered["whole"]
+    for sid, rows in ordered.items():
+        assert _as_of_rows(spark, lake, sid) == rows, sid
+    assert audit_history(spark, lake).findings == history
+    assert _of01(audit_lake(spark, lake, "whole-again").findings) == [("g", at, "violation")]

@@ -5,6 +5,8 @@
 Incremental by default (docs/lake.md, "Across snapshots"): a new lake keeps each record once and
 each run reads and replays only what the snapshot changed. ``--full`` rebuilds the snapshot's
 tables from it alone, as a lake of full runs holds them; a lake keeps the kind it was built as.
+``--backfill`` keeps a snapshot older than an incremental lake's newest beside its snapshots
+(:mod:`jobs.stages.backfill`).
 
 Also the spark-submit entry point: ``spark-submit jobs/commands/run.py SNAPSHOT --lake LAKE``.
 The stages are ordered by :func:`jobs.stages.pipeline.run_pipeline`.
@@ -47,17 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "record is kept once, only the batches the lake does not hold are read "
                            "and only the groups the snapshot changed are replayed; the lake keeps "
                            "what compaction deletes. The default, except in a lake of full runs. "
-                           "A snapshot of another cluster, older than the lake's newest, or with "
-                           "other bytes at an offset the lake holds is refused (exit 9)")
+                           "A snapshot of another cluster, older than the lake's newest (see "
+                           "--backfill), or with other bytes at an offset the lake holds is "
+                           "refused (exit 9)")
     mode.add_argument("--full", action="store_true",
                       help="a full run: the snapshot's tables rebuilt from it alone, each "
                            "snapshot's rows kept whole under its id (a lake of full runs; the "
                            "default in a lake that already holds them)")
+    mode.add_argument("--backfill", action="store_true",
+                      help="a snapshot older than an incremental lake's newest (refused without "
+                           "this flag): stored whole under its id beside the lake's snapshots, "
+                           "whose views and history stay as they were; read it with --snapshot "
+                           "ID (docs/lake.md, 'Backfills')")
 
 
 # How a run writes into a lake: a new lake takes the mode asked for (incremental by default), a
 # lake keeps the mode it was built with.
-NEW, FULL, INCREMENTAL = "new", "full", "incremental"
+NEW, FULL, INCREMENTAL, BACKFILL = "new", "full", "incremental", "backfill"
 
 
 def lake_kind(lake) -> str:
@@ -70,7 +78,8 @@ def lake_kind(lake) -> str:
     return FULL if has_table(lake, RAW_RECORDS) else NEW
 
 
-def choose_mode(kind: str, full: bool, incremental: bool, lake="the lake") -> tuple[str, str]:
+def choose_mode(kind: str, full: bool, incremental: bool, lake="the lake",
+                backfill: bool = False) -> tuple[str, str]:
     """``(mode, note)`` of a run into a lake of ``kind`` with the flags given; ``note`` is said
     on stderr when not empty. Raises ValueError, in words, for a mode the lake cannot take.
 
@@ -78,7 +87,15 @@ def choose_mode(kind: str, full: bool, incremental: bool, lake="the lake") -> tu
     ('incremental', '')
     >>> choose_mode(FULL, False, False)[0]
     'full'
+    >>> choose_mode(INCREMENTAL, False, False, backfill=True)[0]
+    'backfill'
     """
+    if backfill:
+        if kind != INCREMENTAL:
+            raise ValueError(f"{lake} is not an incremental lake: --backfill keeps an older "
+                             "snapshot beside an incremental lake's snapshots (a lake of full "
+                             "runs takes snapshots in any order)")
+        return BACKFILL, ""
     if kind == INCREMENTAL and full:
         raise ValueError(f"{lake} is an incremental lake (it keeps each record once): a full run "
                          "of one snapshot needs a lake of its own (--lake)")
@@ -108,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         mode, note = choose_mode(lake_kind(cfg.lake_path), args.full, args.incremental,
-                                 cfg.lake_path)
+                                 cfg.lake_path, args.backfill)
     except ValueError as exc:
         return fail("run", str(exc), EXIT_LAKE_CONFLICT)
     if note:
@@ -122,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
                           short=read_in_driver(args.paths, cfg.ingest))
         if mode == INCREMENTAL:
             return _run_incremental(spark, cfg, args, targets)
+        from jobs.stages.backfill import run_backfill
         from jobs.stages.pipeline import run_pipeline
 
         audited = {}
@@ -132,8 +150,17 @@ def run(args: argparse.Namespace) -> int:
             audited["result"] = audit_lake(spark, cfg.lake_path, snapshot_id, targets,
                                            frames=frames)
 
-        report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id,
-                              then=audit if args.audit else None)
+        if mode == BACKFILL:
+            from jobs.lake.snapshot_views import LakeConflict
+
+            try:
+                report = run_backfill(spark, cfg.lake_path, args.paths, args.snapshot_id,
+                                      then=audit if args.audit else None)
+            except LakeConflict as exc:
+                return fail("run", str(exc), EXIT_LAKE_CONFLICT)
+        else:
+            report = run_pipeline(spark, cfg.lake_path, args.paths, args.snapshot_id,
+                                  then=audit if args.audit else None)
         print(report.summary())
         code = EXIT_OK if report.reconciled else EXIT_FAILED
         return _audit_and_report(spark, cfg, args, report.snapshot_id, code,

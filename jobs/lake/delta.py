@@ -57,6 +57,13 @@ def table_version(lake: Path, table: str) -> int:
     return int(commits[-1].stem) if commits else -1
 
 
+def table_stamp(lake: Path, table: str) -> tuple[int, int]:
+    """``(version, mtime_ns)`` of ``table``'s last commit: it changes with every commit, and
+    with a table deleted and written again (for a cache of what was read of it)."""
+    commits = _commits(lake, table)
+    return (int(commits[-1].stem), commits[-1].stat().st_mtime_ns) if commits else (-1, 0)
+
+
 def committed_rows(lake: Path, table: str, since: int | None = None) -> int:
     """Rows the last commit of ``table`` wrote (its ``numOutputRows`` metric), read from the
     commit file itself: no scan, no Spark job. Exact for a replace of a whole snapshot; a replace

@@ -93,6 +93,17 @@ VACUUMS_COLUMNS = (
     ("vacuumed_at", "bigint", "when (ms since the epoch)"),
 )
 
+BACKFILLS = "backfills"
+BACKFILLS_COLUMNS = (
+    ("snapshot_id", "string", "a snapshot older than the lake's newest, run with --backfill: "
+                              "stored whole under its id, as a full run stores it, beside the "
+                              "snapshots the lake lists in order, which it leaves unchanged"),
+    ("cluster_id", "string", "the Kafka cluster it was taken from; null when it does not say"),
+    ("newest_then", "string", "the lake's newest snapshot when it was backfilled"),
+    ("records", "bigint", "records (data and control) it held"),
+    ("backfilled_at", "bigint", "when (ms since the epoch)"),
+)
+
 # The replay's tables in an incremental lake. Per-group state: a snapshot writes the rows of the
 # groups it replayed (replayed_groups); a group's state at snapshot S is its rows at the latest
 # snapshot up to S that replayed it. History: a snapshot writes the rows of the records it was
@@ -115,4 +126,4 @@ HISTORY_FINDINGS_COLUMNS = tuple(
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
                     GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
-                    HISTORY_FINDINGS: HISTORY_FINDINGS_COLUMNS}
+                    BACKFILLS: BACKFILLS_COLUMNS, HISTORY_FINDINGS: HISTORY_FINDINGS_COLUMNS}

@@ -6,6 +6,10 @@
   latest snapshot up to it that replayed the group (:func:`group_state`);
 * history (:data:`jobs.lake.increments.HISTORY_TABLES`): every row written up to it
   (:func:`history_rows`).
+
+A snapshot the lake does not list in ``snapshots`` (a backfill, ``backfills``: stored whole
+beside them; or one whose run has not ended) is read as a lake of full runs reads it: its own
+rows, by its id.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.lake.delta import has_table, read_table
-from jobs.lake.increments import RECORD_REMOVALS, REPLAYED_GROUPS, SNAPSHOTS
+from jobs.lake.delta import has_table, read_table, table_stamp
+from jobs.lake.increments import BACKFILLS, RECORD_REMOVALS, REPLAYED_GROUPS, SNAPSHOTS
 
 
 class LakeConflict(ValueError):
@@ -36,8 +40,14 @@ class LakeOrder:
     def read(cls, spark, lake: Path) -> LakeOrder:
         if not is_incremental(lake):
             return cls([])
-        rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
-        return cls(sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1]))
+        def read() -> list:
+            rows = read_table(spark, lake, SNAPSHOTS).select("snapshot_id", "seq", "cluster_id")
+            return sorted(((r[0], r[1], r[2]) for r in rows.collect()), key=lambda r: r[1])
+        return cls(list(_once(lake, SNAPSHOTS, read)))
+
+    @property
+    def ids(self) -> list[str]:
+        return [sid for sid, _, _ in self.rows]
 
     def seq_for(self, snapshot_id: str) -> int:
         """The snapshot's place: its own on a rerun of the newest, else after the newest."""
@@ -47,7 +57,8 @@ class LakeOrder:
                     raise LakeConflict(
                         f"snapshot {snapshot_id!r} is not the lake's newest "
                         f"({self.rows[-1][0]!r}): ingesting it again would change the history "
-                        f"of the snapshots after it")
+                        f"of the snapshots after it (--backfill with another --snapshot-id keeps "
+                        f"a copy beside them)")
                 return seq
         return self.rows[-1][1] + 1 if self.rows else 1
 
@@ -61,6 +72,35 @@ class LakeOrder:
             raise KeyError(f"the lake lists no snapshot {snapshot_id!r} (snapshots: "
                            f"{list(seqs)})")
         return self.before(seqs[snapshot_id] + 1)
+
+
+_READS: dict[tuple, list] = {}
+
+
+def _once(lake: Path, table: str, read) -> list:
+    """``read()`` of one of the lake's small listing tables, once per version of the table
+    (:func:`jobs.lake.delta.table_stamp`): every as-of view asks for them."""
+    key = (str(Path(lake).resolve()), table, *table_stamp(lake, table))
+    if key not in _READS:
+        _READS[key] = read()
+    return _READS[key]
+
+
+def _listed(spark, lake: Path, table: str, order_by: str) -> list[str]:
+    """The snapshot ids of a listing table (``backfills``, ``vacuums``) ordered by ``order_by``."""
+    if not has_table(lake, table):
+        return []
+
+    def read() -> list[str]:
+        rows = read_table(spark, lake, table).select("snapshot_id", order_by).collect()
+        return [r[0] for r in sorted(rows, key=lambda r: (r[1], r[0]))]
+    return list(_once(lake, table, read))
+
+
+def backfills(spark, lake: Path) -> list[str]:
+    """The snapshots run into the lake with ``--backfill`` (``backfills``), in the order they
+    were; each is stored whole under its id and read by it."""
+    return _listed(spark, lake, BACKFILLS, "backfilled_at")
 
 
 def in_ids(column: str, ids: list[str]):
@@ -109,9 +149,7 @@ def vacuumed(spark, lake: Path) -> set[str]:
     """The snapshots ``offsetlake vacuum`` dropped the per-snapshot state of."""
     from jobs.lake.increments import VACUUMS
 
-    if not has_table(lake, VACUUMS):
-        return set()
-    return {r[0] for r in read_table(spark, lake, VACUUMS).select("snapshot_id").collect()}
+    return set(_listed(spark, lake, VACUUMS, "vacuumed_at"))
 
 
 def history_rows(spark, lake: Path, table: str, snapshot_id: str):
@@ -129,9 +167,12 @@ RECORD_TABLES = ("raw_records", "records", "record_facts")
 
 def as_of(spark, lake: Path, table: str, snapshot_id: str):
     """``table`` as of the snapshot in an incremental lake, by the kind of table (module
-    docstring); None for a table written whole per snapshot (read it filtered by its id)."""
+    docstring); None for a table written whole per snapshot, and for a snapshot the lake does
+    not list in order (a backfill): read it filtered by its id."""
     from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES
 
+    if snapshot_id not in LakeOrder.read(spark, lake).ids:
+        return None
     if table in RECORD_TABLES:
         return snapshot_rows(spark, lake, table, snapshot_id)
     if table in GROUP_STATE_TABLES:

@@ -202,12 +202,12 @@ def snapshot_ids(spark, lake: Path, table: str = "raw_records") -> list[str]:
     table's Delta log (:func:`jobs.lake.delta.logged_snapshot_ids`), or a scan when the log
     cannot tell. In an incremental lake, every table's rows sit under the snapshot that first
     held them, so the lake's snapshots are the ones it lists (``snapshots``), in their order,
-    whatever ``table``."""
+    whatever ``table``, after its backfills (older snapshots stored beside them)."""
     from jobs.lake.delta import logged_snapshot_ids
-    from jobs.lake.snapshot_views import LakeOrder, is_incremental
+    from jobs.lake.snapshot_views import LakeOrder, backfills, is_incremental
 
     if is_incremental(lake):
-        return [sid for sid, _, _ in LakeOrder.read(spark, lake).rows]
+        return backfills(spark, lake) + LakeOrder.read(spark, lake).ids
     if table not in lake_tables(lake):
         return []
     logged = logged_snapshot_ids(lake, table)

@@ -123,19 +123,74 @@ class IncrementReport:
                 f"{self.rows_quarantined} unit(s) quarantined ({self.seconds:.1f}s)")
 
 
-def _check_order(order: LakeOrder, snapshot_id: str, cluster: str | None, ends: dict,
-                 newest_ends: dict) -> None:
+BACKFILL_HINT = ("; to keep it beside the lake's snapshots without changing them, run it with "
+                 "--backfill (docs/lake.md, 'Backfills')")
+
+
+def check_cluster(order: LakeOrder, snapshot_id: str, cluster: str | None) -> None:
+    """Refuse a snapshot of another cluster than the lake's (when both say which)."""
     clusters = {c for _, _, c in order.rows if c is not None}
     if cluster is not None and clusters and cluster not in clusters:
         raise LakeConflict(f"snapshot {snapshot_id!r} is of cluster {cluster!r}; the lake holds "
                            f"cluster {sorted(clusters)[0]!r}: use another lake")
+
+
+def _check_order(order: LakeOrder, snapshot_id: str, cluster: str | None, ends: dict,
+                 newest_ends: dict, rewritten: list[BatchRef]) -> None:
+    check_cluster(order, snapshot_id, cluster)
     behind = sorted(p for p, (_, end) in ends.items() if end < newest_ends.get(p, end))
     if behind:
         raise LakeConflict(f"snapshot {snapshot_id!r} is older than the lake's newest: "
-                           f"partition(s) {behind} end before the newest snapshot's end")
+                           f"partition(s) {behind} end before the newest snapshot's end"
+                           + BACKFILL_HINT)
+    if rewritten:
+        raise LakeConflict(f"snapshot {snapshot_id!r} is older than the lake's newest: it holds "
+                           f"{len(rewritten)} batch(es) as they were before the log cleaner "
+                           "rewrote them (" + ", ".join(
+                               f"partition {b.partition} base offset {b.base_offset}"
+                               for b in rewritten[:3]) + ")" + BACKFILL_HINT)
 
 
-def _conflicts(read_rows, held):
+def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tuple[set, set]:
+    """``(held, superseded)``: the identities of the batches the earlier snapshots read, and
+    those of them a later one read another version of (the same partition and base offset: the
+    log cleaner rewrote it). A snapshot holding a superseded batch was taken before the rewrite."""
+    if not earlier:
+        return set(), set()
+    seqs = {sid: seq for sid, seq, _ in order.rows}
+    held, latest = set(), {}
+    for sid, *identity in (read_table(spark, lake, BATCHES).where(in_ids("snapshot_id", earlier))
+                           .select("snapshot_id", "partition", "base_offset", "crc", "length")
+                           .collect()):
+        identity = tuple(identity)
+        held.add(identity)
+        place = latest.get(identity[:2])
+        if place is None or seqs[sid] > place[0]:
+            latest[identity[:2]] = (seqs[sid], identity)
+    return held, held - {identity for _, identity in latest.values()}
+
+
+def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
+    from pyspark.sql import functions as F
+
+    if not earlier:
+        return {}
+    return {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
+            .where(F.col("snapshot_id") == earlier[-1])
+            .select("partition", "log_end_offset").collect()}
+
+
+def older_than(spark, lake: Path, order: LakeOrder, segments) -> bool:
+    """Whether a snapshot of ``segments`` was taken before the lake's newest: some partition
+    ends before the newest's end, or it holds a batch the log cleaner has rewritten since."""
+    held, superseded = _held_batches(spark, lake, order, order.ids)
+    plan = plan_increment(segments, held, DEFAULT_RANGE_MB << 20)
+    ends = _newest_ends(spark, lake, order.ids)
+    return (any(end < ends.get(p, end) for p, (_, end) in plan.ends.items())
+            or any(b.identity in superseded for b in plan.held))
+
+
+def conflicting_rows(read_rows, held):
     """Rows read at a (partition, offset) the lake holds whose bytes differ from the lake's."""
     from pyspark.sql import functions as F
 
@@ -228,19 +283,12 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     seq = order.seq_for(snapshot_id)
     earlier = order.before(seq)
     cluster = cluster_id(paths)
-    held_ids: set = set()
-    if earlier:
-        held_ids = {tuple(r) for r in read_table(spark, lake, BATCHES)
-                    .where(in_ids("snapshot_id", earlier))
-                    .select("partition", "base_offset", "crc", "length").collect()}
+    held_ids, superseded = _held_batches(spark, lake, order, earlier)
     plan = (None if capture_manifest(paths) is not None
             else plan_increment(list_segments(paths), held_ids, range_bytes))
-    newest_ends = {}
-    if earlier:
-        newest_ends = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
-                       .where(F.col("snapshot_id") == earlier[-1])
-                       .select("partition", "log_end_offset").collect()}
-    _check_order(order, snapshot_id, cluster, plan.ends if plan else {}, newest_ends)
+    _check_order(order, snapshot_id, cluster, plan.ends if plan else {},
+                 _newest_ends(spark, lake, earlier),
+                 [b for b in plan.held if b.identity in superseded] if plan else [])
     if plan is not None:
         print(f"ingest: {len(plan.held)} batch(es) the lake holds skipped, {len(plan.read)} "
               f"entr(ies) to read: {plan.bytes_read} of {plan.bytes_total} bytes", file=progress)
@@ -254,7 +302,7 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
         lake_rows = (read_table(spark, lake, RAW_RECORDS).where(in_ids("snapshot_id", earlier))
                      if earlier else read_rows.limit(0))
         unheld = _unheld(spark, lake_rows, plan, staging, staged.local)
-        bad = _conflicts(read_rows, unheld).limit(5).collect() if earlier else []
+        bad = conflicting_rows(read_rows, unheld).limit(5).collect() if earlier else []
         if bad:
             raise LakeConflict(
                 f"snapshot {snapshot_id!r} disagrees with the lake at "

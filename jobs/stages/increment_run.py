@@ -187,10 +187,11 @@ def _snapshot_regime(spark, lake: Path, inc: Increment, new_rows) -> str:
     return snapshot_regime(held.unionByName(new.select(*held.columns)))
 
 
-def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
+def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[str, str]:
     """Topic id -> name for the topic ids of the replayed groups' tables, as the snapshot's
-    tables name them: a topic id names one topic for good, so the lake's rows of every snapshot
-    name those ids as the snapshot's own would (only their rows are read)."""
+    tables name them: a topic id names one topic for good, so the lake's rows of the earlier
+    snapshots name those ids as the snapshot's own would (only their rows are read; a backfill's
+    are not: it does not change the snapshots after it)."""
     from functools import reduce
 
     from pyspark.sql import functions as F
@@ -206,7 +207,9 @@ def _topic_names(spark, lake: Path, frames: dict) -> dict[str, str]:
     for table, _ in NAME_TABLES:
         frame = frames[table]
         if has_table(lake, table):
-            frame = frame.unionByName(read_table(spark, lake, table).select(*frame.columns)
+            frame = frame.unionByName(read_table(spark, lake, table)
+                                      .where(in_ids("snapshot_id", earlier))
+                                      .select(*frame.columns)
                                       .join(ids, ["topic_id"], "left_semi"))
         tables[table] = frame
     return lake_topic_names(tables)
@@ -235,7 +238,7 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
         new_raw.where("is_control"))
     found = audit_snapshot(frames[RECORDS], markers, frames["offset_commits"],
                            inc.snapshot_id, regime=regime,
-                           topic_names=_topic_names(spark, lake, frames), here=local,
+                           topic_names=_topic_names(spark, lake, frames, inc.earlier), here=local,
                            membership=membership, gaps=gaps,
                            snapshot_time=inc.newest).localCheckpoint(eager=True)
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
