@@ -70,12 +70,11 @@ NEW, FULL, INCREMENTAL, BACKFILL = "new", "full", "incremental", "backfill"
 
 def lake_kind(lake) -> str:
     """``new`` (no run yet), ``full`` (a lake of full runs) or ``incremental``."""
-    from jobs.lake.delta import RAW_RECORDS, has_table
-    from jobs.lake.snapshot_views import is_incremental
+    from jobs.lake.snapshot_views import holds_full_runs, is_incremental
 
     if is_incremental(lake):
         return INCREMENTAL
-    return FULL if has_table(lake, RAW_RECORDS) else NEW
+    return FULL if holds_full_runs(lake) else NEW
 
 
 def choose_mode(kind: str, full: bool, incremental: bool, lake="the lake",

@@ -31,6 +31,14 @@ def is_incremental(lake: Path) -> bool:
     return has_table(lake, SNAPSHOTS)
 
 
+def holds_full_runs(lake: Path) -> bool:
+    """Whether ``lake`` is a lake of full runs: ``raw_records`` without ``snapshots`` (the one
+    test every command applies; a lake with neither is new)."""
+    from jobs.lake.delta import RAW_RECORDS
+
+    return not is_incremental(lake) and has_table(lake, RAW_RECORDS)
+
+
 @dataclass
 class LakeOrder:
     """The snapshots an incremental lake lists (``snapshots``), as ``(id, seq, cluster)``."""

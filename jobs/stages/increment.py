@@ -29,7 +29,8 @@ from decoders.log import list_segments, plan_ranges
 from decoders.log.index import BatchRef, Unindexed, index_segments, spans
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_table, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids
-from jobs.lake.snapshot_views import LakeConflict, LakeOrder, in_ids, is_incremental
+from jobs.lake.snapshot_views import (LakeConflict, LakeOrder, holds_full_runs, in_ids,
+                                      is_incremental)
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, RECORD_REMOVALS,
                                   SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
@@ -270,12 +271,12 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     from pyspark.sql import functions as F
 
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
+    if holds_full_runs(lake):
+        full = logged_snapshot_ids(lake, RAW_RECORDS) or []
+        raise LakeConflict(f"the lake {lake} holds snapshots ingested in full "
+                           f"({', '.join(full)}): an incremental lake keeps each record "
+                           "once; use another lake")
     if not is_incremental(lake):
-        full = logged_snapshot_ids(lake, RAW_RECORDS)
-        if full:
-            raise LakeConflict(f"the lake {lake} holds snapshots ingested in full "
-                               f"({', '.join(full)}): an incremental lake keeps each record "
-                               "once; use another lake")
         # The lake is incremental from now on, even if this first run dies: a rerun then
         # takes the rows it left for a crashed increment's, as it does later on.
         replace_snapshot(_frame(spark, [], SNAPSHOTS_COLUMNS), lake, SNAPSHOTS, snapshot_id)
