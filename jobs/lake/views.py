@@ -137,6 +137,8 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
         df = frames.get(name)
         if df is None and incremental:
             df = as_of(spark, lake, name, snapshot_id)   # None: written whole per snapshot
+            if df is not None:   # joins every view would repeat: computed once, when first read
+                df = df.localCheckpoint(eager=False)
         if df is None and snapshot_id is not None:
             df = direct_snapshot(spark, lake, name, snapshot_id)  # None: through Delta, below
         if df is None:
