@@ -385,3 +385,74 @@ def test_an_older_snapshot_is_refused_or_backfilled_beside_the_lake_s_snapshots(
         assert _as_of_rows(spark, lake, sid) == rows, sid
     assert audit_history(spark, lake).findings == history
     assert _of01(audit_lake(spark, lake, "whole-again").findings) == [("g", at, "violation")]
+
+
+def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_regime_and_gaps(spark, tmp_path):
+    """A group the snapshot did not change can still be audited otherwise than before: its
+    fencing findings depend on the snapshot's time (an open transaction ages past the timeout:
+    TX-01, whose age is in its details), on the gaps before them (a record of another group
+    compacted away before an OF-01 makes it partial) and on the regime (a 4.3 writer's first
+    AssignmentEpochs). One partition, groups g (OF-01), t (an open transaction) and o (commits,
+    its first one compacted away), then k (joins with assignment epochs): every snapshot's
+    ``fencing_findings`` as of it equal the full run's."""
+    from support.scenarios import Scenario
+    from support.scenarios.log import write_partition
+
+    from jobs.cli import main as offsetlake
+    from jobs.lake.snapshot_views import group_state
+
+    s = Scenario("o", assignment_epochs=False)
+    s.offset_commit({"bar": {0: 1}})
+    s.group("g").consumer_join("A", ["foo"]).compute_target({"A": {"foo": [0, 1, 2]}}).converge("A")
+    s.offset_commit({"foo": {5: 10}})
+    began = s.now_ms
+    s.group("t").txn_offset_commit(7, {"baz": {0: 3}})
+    s.group("o").offset_commit({"bar": {0: 2}})
+    snapshots = {"s1": s.write(tmp_path / "s1")}
+    # 20 minutes on, o commits again and the cleaner has removed o's first commit (offset 0)
+    s.advance(20 * 60_000).group("o").offset_commit({"bar": {0: 3}})
+    write_partition(s.batches[1:], tmp_path / "s2", s.partition)
+    snapshots["s2"] = tmp_path / "s2"
+    # then a member joins a new group k with a 4.3 coordinator: AssignmentEpochs (relaxed)
+    s.assignment_epochs = True
+    s.group("k").consumer_join("B", ["qux"]).compute_target({"B": {"qux": [0]}}).converge("B")
+    write_partition(s.batches[1:], tmp_path / "s3", s.partition)
+    snapshots["s3"] = tmp_path / "s3"
+
+    # the lake's first snapshot is replayed whole, as a full run replays it: the later two are
+    # compared with full runs
+    lake, full = tmp_path / "lake", tmp_path / "full"
+    for sid, path in snapshots.items():
+        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
+        if sid != "s1":
+            assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
+                               "--full"]) == 0
+
+    def found(frame) -> list[tuple]:
+        return sorted((r.group_id, r.rule_id, r.log_offset, r.verdict, r.message, r.details)
+                      for r in frame.collect())
+
+    def rules(sid: str) -> list[tuple]:
+        return [(g, rule, verdict) for g, rule, _, verdict, _, _ in
+                found(group_state(spark, lake, "fencing_findings", sid))
+                if rule in ("OF-01", "TX-01")]
+
+    for sid in ("s2", "s3"):
+        expected = found(read_table(spark, full, "fencing_findings").where(f"snapshot_id = '{sid}'"))
+        assert found(group_state(spark, lake, "fencing_findings", sid)) == expected, sid
+    # the causes: TX-01 and OF-01 partial from s2 on, the relaxed regime in s3
+    assert rules("s1") == [("g", "OF-01", "violation")]
+    assert rules("s2") == rules("s3") == [("g", "OF-01", "partial"), ("t", "TX-01", "violation")]
+    regimes = read_table(spark, lake, "fencing_audits").orderBy("snapshot_id").collect()
+    assert [r.regime for r in regimes] == ["strict", "strict", "relaxed"]
+    # which groups each snapshot replayed, and why (replayed_groups keeps what the audit read)
+    replayed = {(r.snapshot_id, r.group_id): r for r in
+                read_table(spark, lake, "replayed_groups").collect()}
+    assert sorted(k for k in replayed if k[0] != "s1") == [
+        ("s2", "g"), ("s2", "o"), ("s2", "t"), ("s3", "g"), ("s3", "k"), ("s3", "o"), ("s3", "t")]
+    t1 = replayed[("s1", "t")]
+    assert (t1.findings_valid_from, t1.evidence_partition) == (None, None)
+    assert t1.findings_valid_until == began + 900_000 + 1   # past TX-01's deadline
+    assert (replayed[("s1", "g")].evidence_partition, replayed[("s1", "g")].evidence_from,
+            replayed[("s1", "g")].evidence_until) == (0, 0, 6)   # OF-01 at 6 rests on [0, 6)
+    assert replayed[("s2", "g")].evidence_partition is None      # partial now: nothing to lose

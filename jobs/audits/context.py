@@ -48,6 +48,14 @@ class AuditContext:
     last_group_epoch: dict[str, int] = field(default_factory=dict)    # at the group's deletion
     last_record_kind: dict[str, tuple[int, bool]] = field(default_factory=dict)
     last_timestamp: int | None = None
+    # The snapshot times (ms) for which the findings stay what they are: [from, until), None
+    # unbounded. Narrowed by every rule that compares the snapshot's time (:meth:`past`).
+    valid_from: int | None = None
+    valid_until: int | None = None
+    # (partition, from, until): the offsets [from, until) where a record compaction removes would
+    # make a finding that is not partial partial (:meth:`gap_before` found no gap there); None:
+    # nowhere. A group's records are all in its one partition of __consumer_offsets.
+    evidence: tuple[int, int, int] | None = None
 
     def add(self, row: dict) -> None:
         self.findings.append(row)
@@ -56,7 +64,33 @@ class AuditContext:
         """Whether records were compacted away before ``position`` (since ``since``, else since
         the start of the log)."""
         start = 0 if since is None else since[1] + 1
-        return self.coverage.has_gap(position[0], start, position[1])
+        gap = self.coverage.has_gap(position[0], start, position[1])
+        if not gap and start < position[1]:
+            if self.evidence is None:
+                self.evidence = (position[0], start, position[1])
+            elif self.evidence[0] == position[0]:
+                _, low, high = self.evidence
+                self.evidence = (position[0], min(low, start), max(high, position[1]))
+        return gap
+
+    def past(self, deadline_ms: int, *, timed: bool) -> bool:
+        """Whether the snapshot's time is past ``deadline_ms`` (a rule that waits for a deadline
+        fires), narrowing the snapshot times for which the findings stay what they are: to
+        those on the same side of the deadline, or to this very time when the rule fired and
+        its finding carries the time (``timed``: an age in its message or details)."""
+        now = self.snapshot_time_ms
+        fired = now > deadline_ms
+        if fired and timed:
+            low, high = now, now + 1
+        elif fired:
+            low, high = deadline_ms + 1, None
+        else:
+            low, high = None, deadline_ms + 1
+        if low is not None:
+            self.valid_from = low if self.valid_from is None else max(self.valid_from, low)
+        if high is not None:
+            self.valid_until = high if self.valid_until is None else min(self.valid_until, high)
+        return fired
 
     def topic_label(self, topic) -> str:
         if isinstance(topic, uuid.UUID):

@@ -35,6 +35,21 @@ def audit_group(events: Iterable, *, regime: str | None = None,
     """Findings (rows of ``jobs.lake.findings`` without the snapshot id) for one group's events
     in log order, markers included. ``coverage`` says which offsets compaction removed (default:
     none); ``snapshot_time_ms`` is when the snapshot was taken (default: the last record's time)."""
+    return audit_group_window(events, regime=regime, topic_names=topic_names, coverage=coverage,
+                              snapshot_time_ms=snapshot_time_ms)[0]
+
+
+def audit_group_window(events: Iterable, *, regime: str | None = None,
+                       topic_names: dict[uuid.UUID, str] | None = None,
+                       coverage: LogCoverage | None = None,
+                       snapshot_time_ms: int | None = None) -> tuple[list[dict], tuple]:
+    """:func:`audit_group`'s findings and what else they depend on, ``(valid_from, valid_until,
+    evidence)``: the snapshot times (ms, None unbounded) for which the same events audit to the
+    same findings (the rules that compare the snapshot's time with a deadline set them,
+    :meth:`jobs.audits.context.AuditContext.past`), and ``(partition, from, until)``, the
+    offsets where a record compaction removes would make a finding partial (None: nowhere). An
+    incremental lake audits a group whose records it did not change again when its time leaves
+    the window or compaction removes a record in that range."""
     events = list(events)
     a = AuditContext(ReplayContext(topic_names=dict(topic_names or {}), commit_history=False),
                      regime or detect_regime(events), coverage or LogCoverage(),
@@ -47,9 +62,11 @@ def audit_group(events: Iterable, *, regime: str | None = None,
     state.check_groups(a)
     state.check_offsets(a)
     _replay_violations(a)
-    return sorted(a.findings, key=lambda f: (f["log_partition"] or 0, f["log_offset"] or 0,
-                                              f["rule_id"], f["member_id"] or "",
-                                              f["partition"] if f["partition"] is not None else -1))
+    findings = sorted(a.findings, key=lambda f: (f["log_partition"] or 0, f["log_offset"] or 0,
+                                                  f["rule_id"], f["member_id"] or "",
+                                                  f["partition"] if f["partition"] is not None
+                                                  else -1))
+    return findings, (a.valid_from, a.valid_until, a.evidence)
 
 
 def audit_partition(events: Iterable, *, regime: str | None = None,

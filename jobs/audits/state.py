@@ -140,7 +140,7 @@ def _static_leave(a, group: Group, m: Member) -> None:
     if left_at is None or a.snapshot_time_ms is None:
         return
     held_ms = a.snapshot_time_ms - left_at
-    if held_ms > a.session_timeout_ms:
+    if a.past(left_at + a.session_timeout_ms, timed=True):
         _add(a, "CG-12", group, m, f"static member {m.member_id} (instance {m.instance_id}) left "
              f"{held_ms // 1000} s before the snapshot and still holds {len(m.owned())} "
              f"partition(s); the session timeout is {a.session_timeout_ms // 1000} s",
@@ -155,7 +155,7 @@ def check_offsets(a: AuditContext) -> None:
             if started is None or a.snapshot_time_ms is None:
                 continue
             age = a.snapshot_time_ms - started
-            if age > TRANSACTION_MAX_TIMEOUT_MS:
+            if a.past(started + TRANSACTION_MAX_TIMEOUT_MS, timed=True):
                 a.add(finding("TX-01", group_id, txn.first_position,
                               f"producer {producer_id} wrote {txn.offset_count} transactional "
                               f"offset(s) for group {group_id} {age // 60000} min before the "
@@ -177,6 +177,6 @@ def _orphans(a, group_id: str, store) -> None:
                       "expire", evidence=[latest.position[1]]))
     elif group is not None and group.is_simple and tombstone is None and a.snapshot_time_ms \
             and latest.commit_timestamp is not None \
-            and a.snapshot_time_ms - latest.commit_timestamp > OFFSETS_RETENTION_MS:
+            and a.past(latest.commit_timestamp + OFFSETS_RETENTION_MS, timed=False):
         a.add(finding("MG-03", group_id, latest.position, f"group {group_id} has no group "
                       f"records and its last commit is older than the default offset retention"))

@@ -81,9 +81,22 @@ GAPS_COLUMNS = (
 
 REPLAYED_GROUPS = "replayed_groups"
 REPLAYED_GROUPS_COLUMNS = (
-    ("snapshot_id", "string", "a snapshot that changed the group's records (new ones, or ones "
-                              "compaction removed): its state rows were written again"),
+    ("snapshot_id", "string", "a snapshot that replayed the group again: it changed the "
+                              "group's records (new ones, or ones compaction removed), or what "
+                              "its fencing findings depend on (the regime, the snapshot's time, "
+                              "a gap before them); its state rows were written again"),
     ("group_id", "string", "the group"),
+    ("findings_valid_from", "bigint", "its fencing findings hold for snapshots whose newest "
+                                      "timestamp (ms) is at least this; null: no lower bound"),
+    ("findings_valid_until", "bigint", "and below this; null: no upper bound. Rules that wait "
+                                       "for a deadline (TX-01, CG-12, MG-03) bound it: a later "
+                                       "snapshot outside it audits the group again"),
+    ("evidence_partition", "int", "the partition of __consumer_offsets holding the group's "
+                                  "records; null when none of its findings could turn partial"),
+    ("evidence_from", "bigint", "a record compaction removes at an offset from this one"),
+    ("evidence_until", "bigint", "up to this one (exclusive) would make one of its findings "
+                                 "that is not partial partial: a later snapshot that removes one "
+                                 "audits the group again"),
 )
 
 VACUUMS = "vacuums"

@@ -36,8 +36,15 @@ from jobs.stages.group_events import arrow_events, group_event_rows
 from jobs.stages.grouping import map_groups, map_groups_here
 from jobs.stages.insights import insight_findings
 
-OUTPUT_DDL = "row string"
-OUTPUT_SCHEMA = pa.schema([("row", pa.string())])
+# One row per finding (``row``: its JSON), and one per group whose findings depend on more than
+# its records (``row`` null): the snapshot times they hold for, the offsets where a gap would make
+# one partial (jobs.audits.engine.audit_group_window).
+WINDOW_COLUMNS = (("group_id", pa.string()), ("valid_from", pa.int64()), ("valid_until", pa.int64()),
+                  ("evidence_partition", pa.int32()), ("evidence_from", pa.int64()),
+                  ("evidence_until", pa.int64()))
+OUTPUT_SCHEMA = pa.schema([("row", pa.string()), *WINDOW_COLUMNS])
+OUTPUT_DDL = "row string, group_id string, valid_from bigint, valid_until bigint, " \
+    "evidence_partition int, evidence_from bigint, evidence_until bigint"
 GROUP_KEYS = ["partition", "group_id"]
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
@@ -49,15 +56,24 @@ def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], 
     names = {uuid.UUID(tid): name for tid, name in topic_names.items()}
 
     def body(events: pa.Table) -> pa.Table:
-        from jobs.audits.engine import audit_group
+        from jobs.audits.engine import audit_group_window
         from jobs.audits.evidence import LogCoverage
 
-        findings = audit_group(arrow_events(events), regime=regime, topic_names=names,
-                               coverage=LogCoverage({p: [tuple(g) for g in gs]
-                                                     for p, gs in gaps.items()}),
-                               snapshot_time_ms=snapshot_time_ms)
+        findings, (valid_from, valid_until, evidence) = audit_group_window(
+            arrow_events(events), regime=regime, topic_names=names,
+            coverage=LogCoverage({p: [tuple(g) for g in gs] for p, gs in gaps.items()}),
+            snapshot_time_ms=snapshot_time_ms)
         rows = [json.dumps(f, default=str, ensure_ascii=False) for f in findings]
-        return pa.table({"row": pa.array(rows, pa.string())})
+        window = [[None] * len(rows) for _ in WINDOW_COLUMNS]
+        if valid_from is not None or valid_until is not None or evidence is not None:
+            rows.append(None)
+            values = (events.column("group_id")[0].as_py(), valid_from, valid_until,
+                      *(evidence or (None, None, None)))
+            for column, value in zip(window, values):
+                column.append(value)
+        return pa.table([pa.array(rows, pa.string()),
+                         *(pa.array(c, t) for c, (_, t) in zip(window, WINDOW_COLUMNS))],
+                        schema=OUTPUT_SCHEMA)
     return body
 
 
@@ -121,6 +137,16 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
     so no Python worker starts; the same function on the same rows either way. ``gaps`` (the
     snapshot's :func:`compacted_ranges`) and ``snapshot_time`` (its newest timestamp), when the
     caller knows them, are not computed from ``raw``."""
+    return findings_of(audit_rows(records, raw, commits, regime=regime, topic_names=topic_names,
+                                  here=here, membership=membership, gaps=gaps,
+                                  snapshot_time=snapshot_time), snapshot_id)
+
+
+def audit_rows(records, raw, commits, *, regime: str | None = None,
+               topic_names: dict[str, str] | None = None, here: bool = False,
+               membership=None, gaps: dict | None = None, snapshot_time: int | None = None):
+    """:func:`audit_snapshot`'s audit as the groups' rows of :data:`OUTPUT_DDL`: their findings
+    (:func:`findings_of`) and the snapshot times they hold for (:func:`windows_of`)."""
     from pyspark.sql import functions as F
 
     regime = regime or snapshot_regime(records)
@@ -130,11 +156,24 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
                       snapshot_time)
     events = group_event_rows(records, raw, commits, membership)
     if here:
-        found = map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)
-    else:
-        found = map_groups(events, GROUP_KEYS, body, OUTPUT_DDL)
-    return (found.select(F.from_json("row", findings_ddl()).alias("f"))
+        return map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)
+    return map_groups(events, GROUP_KEYS, body, OUTPUT_DDL)
+
+
+def findings_of(rows, snapshot_id: str):
+    """The findings of :func:`audit_rows`' rows, ``snapshot_id`` first."""
+    from pyspark.sql import functions as F
+
+    return (rows.where(F.col("row").isNotNull()).select(F.from_json("row", findings_ddl()).alias("f"))
             .select(F.lit(snapshot_id).alias("snapshot_id"), "f.*"))
+
+
+def windows_of(rows):
+    """:data:`WINDOW_COLUMNS` of :func:`audit_rows`' rows: the groups whose findings depend on
+    the snapshot's time or on where compaction leaves gaps, and how."""
+    from pyspark.sql import functions as F
+
+    return rows.where(F.col("row").isNull()).select(*(name for name, _ in WINDOW_COLUMNS))
 
 
 def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False, membership=None):

@@ -215,18 +215,19 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
     return lake_topic_names(tables)
 
 
-def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool):
-    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings)``.
-    Compaction's ranges come from the lake's gaps and removals, the snapshot's newest timestamp
-    from the previous one's (:mod:`jobs.stages.snapshot_facts`); the audit reads the snapshot's
-    markers, not its other records."""
+def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
+             regime: str):
+    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings,
+    windows)``, windows as :func:`jobs.stages.audit.windows_of` gives them. Compaction's ranges
+    come from the lake's gaps and removals, the snapshot's newest timestamp from the previous
+    one's (:mod:`jobs.stages.snapshot_facts`); the audit reads the snapshot's markers, not its
+    other records."""
     from pyspark.sql import functions as F
 
-    from jobs.stages.audit import audit_snapshot, compacted_ranges
+    from jobs.stages.audit import audit_rows, compacted_ranges, findings_of, windows_of
     from jobs.stages.ingest import raw_records_rows
     from jobs.stages.snapshot_facts import compaction_ranges
 
-    regime = _snapshot_regime(spark, lake, inc, new_rows)
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
@@ -236,14 +237,71 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     new_raw = raw_records_rows(new_rows)
     markers = inc.present(inc.lake_rows.where("is_control")).unionByName(
         new_raw.where("is_control"))
-    found = audit_snapshot(frames[RECORDS], markers, frames["offset_commits"],
-                           inc.snapshot_id, regime=regime,
-                           topic_names=_topic_names(spark, lake, frames, inc.earlier), here=local,
-                           membership=membership, gaps=gaps,
-                           snapshot_time=inc.newest).localCheckpoint(eager=True)
+    audited = audit_rows(frames[RECORDS], markers, frames["offset_commits"], regime=regime,
+                         topic_names=_topic_names(spark, lake, frames, inc.earlier), here=local,
+                         membership=membership, gaps=gaps,
+                         snapshot_time=inc.newest).localCheckpoint(eager=True)
+    found = findings_of(audited, inc.snapshot_id)
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
                                    TABLES[FENCING_AUDITS].ddl())
-    return audits, found
+    return audits, found, windows_of(audited)
+
+
+def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
+    """The groups whose fencing findings may differ from the previous snapshot's although the
+    snapshot did not change their records (so :func:`touched_groups` does not name them): a
+    group's audit also reads snapshot-wide facts. Every group when the regime changed; else
+    each group whose findings, as ``replayed_groups`` records it, hold for snapshot times that
+    exclude this snapshot's, or rest on offsets of which compaction removed one now (that gap
+    makes a finding partial); and in a partition where late records filled a gap, each group
+    with a finding past the first of them (a partial finding can become whole)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from jobs.lake.delta import has_table
+    from jobs.lake.snapshot_views import group_state
+    from jobs.stages.snapshot_facts import offsets_by_partition
+
+    if not inc.earlier:
+        return []
+    previous = inc.earlier[-1]
+    before = (read_table(spark, lake, FENCING_AUDITS).where(F.col("snapshot_id") == previous)
+              .select("regime").collect() if has_table(lake, FENCING_AUDITS) else [])
+    if not before or before[0][0] != regime:
+        held = inc.present(_held_records(spark, lake, inc)).where(F.col("group_id").isNotNull())
+        return sorted(r[0] for r in held.select("group_id").distinct().collect())
+    seq = F.create_map(*[x for i, sid in enumerate(inc.earlier) for x in (F.lit(sid), F.lit(i))])
+    fields = ("findings_valid_from", "findings_valid_until", "evidence_partition",
+              "evidence_from", "evidence_until")
+    latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", inc.earlier))
+              .groupBy("group_id").agg(F.max_by(F.struct(*fields), seq[F.col("snapshot_id")])
+                                       .alias("w"))
+              .select("group_id", "w.*"))
+    now = inc.newest
+    outside = F.lit(False) if now is None else F.coalesce(
+        (F.col("findings_valid_from") > now) | (F.col("findings_valid_until") <= now), F.lit(False))
+    removed = (offsets_by_partition(inc.removed.select("partition", "offset").toArrow())
+               if inc.removed_count else {})
+    spans = F.col("evidence_partition").isin(*removed) if removed else F.lit(False)
+    again = set()
+    for row in latest.withColumn("outside", outside).where(F.col("outside") | spans).collect():
+        offsets = removed.get(row.evidence_partition)
+        if row.outside or (offsets is not None and np.searchsorted(offsets, row.evidence_from)
+                           < np.searchsorted(offsets, row.evidence_until)):
+            again.add(row.group_id)
+    late = {p for p, n in inc.gaps.late.items() if n}
+    if late:
+        first = {r[0]: r[1] for r in inc.new_keys.where(F.col("partition").isin(*late))
+                 .groupBy("partition").agg(F.min("offset")).collect()}
+        reach = F.greatest("log_offset", F.coalesce(F.array_max("evidence_log_offsets"),
+                                                     F.col("log_offset")))
+        past = F.lit(False)
+        for p, offset in first.items():
+            past = past | ((F.col("log_partition") == p) & (reach > offset))
+        findings = group_state(spark, lake, FENCING_FINDINGS, previous)
+        again |= {r[0] for r in findings.where(past & F.col("group_id").isNotNull())
+                  .select("group_id").distinct().collect()}
+    return sorted(again)
 
 
 def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
@@ -299,8 +357,12 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                 writer.submit(table, frame)
             new_rows = inc.new_rows()
             names = touched_groups(spark, lake, inc, new_rows)
-            print(f"replay: {len(names)} group(s) changed by snapshot {inc.snapshot_id}",
-                  file=progress)
+            regime = _snapshot_regime(spark, lake, inc, new_rows)
+            again = sorted(set(audit_again(spark, lake, inc, regime)) - set(names))
+            print(f"replay: {len(names)} group(s) changed by snapshot {inc.snapshot_id}"
+                  + (f", and {len(again)} whose fencing audit depends on what else it changed "
+                     "(regime, time, gaps)" if again else ""), file=progress)
+            names = sorted(names + again)
             groups = spark.createDataFrame([(g,) for g in names], "group_id string")
             rows = replay_rows(spark, lake, inc, groups, new_rows)
             if inc.earlier:
@@ -313,8 +375,10 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             replay(spark, capture, staged, inc.staging, meter, audit=False)
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
-            audits, found = _fencing(spark, lake, inc, capture.frames, new_rows, local)
-            for table, frame in _replay_frames(inc, capture.frames, groups, found, audits).items():
+            audits, found, windows = _fencing(spark, lake, inc, capture.frames, new_rows, local,
+                                              regime)
+            for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
+                                               windows).items():
                 writer.submit(table, frame)
             _lag_and_configs(spark, lake, inc, writer, capture.frames["offsets"], groups, paths)
             written = {t: writer.rows(t) for t in writer.pending}
@@ -327,9 +391,9 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     return result
 
 
-def _replay_frames(inc: Increment, frames: dict, groups, found, audits) -> dict:
+def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows) -> dict:
     """Per-group state of the replayed groups, history rows of the new records, the fencing
-    audit, and ``replayed_groups``, by table."""
+    audit, and ``replayed_groups`` (with the window of each group's findings), by table."""
     from pyspark.sql import functions as F
 
     new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
@@ -340,7 +404,11 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits) -> dict:
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))
     out[FENCING_AUDITS] = audits
-    out[REPLAYED_GROUPS] = groups.select(F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id")
+    out[REPLAYED_GROUPS] = groups.join(windows, ["group_id"], "left").select(
+        F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id",
+        F.col("valid_from").alias("findings_valid_from"),
+        F.col("valid_until").alias("findings_valid_until"),
+        "evidence_partition", "evidence_from", "evidence_until")
     return out
 
 

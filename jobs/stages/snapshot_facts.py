@@ -37,7 +37,7 @@ class Gaps:
     late: dict[int, int] = field(default_factory=dict)                 # partition -> records
 
 
-def _by_partition(table) -> dict[int, np.ndarray]:
+def offsets_by_partition(table) -> dict[int, np.ndarray]:
     """An Arrow table of (partition, offset) as sorted offsets per partition."""
     partitions = table.column("partition").to_numpy(zero_copy_only=False)
     offsets = table.column("offset").to_numpy(zero_copy_only=False).astype(np.int64)
@@ -59,7 +59,7 @@ def find_gaps(spark, lake: Path, earlier: list[str], new_keys) -> Gaps:
                   .where(F.col("snapshot_id") == earlier[-1])
                   .select("partition", "last_held_offset").collect() if r[1] is not None}
     found = Gaps(last_held=dict(before))
-    for partition, offsets in _by_partition(new_keys.toArrow()).items():
+    for partition, offsets in offsets_by_partition(new_keys.toArrow()).items():
         last = before.get(partition, -1)
         later = offsets[offsets > last]
         found.late[partition] = int(len(offsets) - len(later))
@@ -94,7 +94,7 @@ def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
                                         .select("partition", "offset"))
     for partition, start, end in gaps.rows:
         ranges.setdefault(partition, []).append((start, end))
-    points = _by_partition(removals.toArrow())
+    points = offsets_by_partition(removals.toArrow())
     found = {}
     for partition, last in sorted(gaps.last_held.items()):
         runs = held_runs(ranges.get(partition, []), points.get(partition, np.array([], np.int64)),
