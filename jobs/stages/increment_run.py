@@ -270,13 +270,7 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
     if not before or before[0][0] != regime:
         held = inc.present(_held_records(spark, lake, inc)).where(F.col("group_id").isNotNull())
         return sorted(r[0] for r in held.select("group_id").distinct().collect())
-    seq = F.create_map(*[x for i, sid in enumerate(inc.earlier) for x in (F.lit(sid), F.lit(i))])
-    fields = ("findings_valid_from", "findings_valid_until", "evidence_partition",
-              "evidence_from", "evidence_until")
-    latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", inc.earlier))
-              .groupBy("group_id").agg(F.max_by(F.struct(*fields), seq[F.col("snapshot_id")])
-                                       .alias("w"))
-              .select("group_id", "w.*"))
+    latest = group_state(spark, lake, REPLAYED_GROUPS, previous)   # each group's last replay
     now = inc.newest
     outside = F.lit(False) if now is None else F.coalesce(
         (F.col("findings_valid_from") > now) | (F.col("findings_valid_until") <= now), F.lit(False))
