@@ -54,10 +54,13 @@ copies again.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -98,6 +101,9 @@ LEDGER = "cs-ledger"          # what the steady groups commit: count + 2 partiti
 
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 META_PROPERTIES = "meta.properties"
+SERIES_JSON = "series.json"
+BROKER_PID = "broker.pid"    # written by main(): the broker to kill should its child hang
+SERIES_TIMEOUT_S = 600.0     # a series takes 1-2 min on two busy cores
 WAIT_S = 45.0
 COPY_ATTEMPTS = 20
 CLEANED_LINE = re.compile(r"Log cleaner thread \d+ cleaned log "
@@ -172,6 +178,37 @@ class CompactionSeries:
                 return [plain(v) for v in value]
             return value
         return json.dumps(plain(asdict(self)), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> CompactionSeries:
+        """The inverse of :meth:`to_json`."""
+        raw = json.loads(text)
+
+        def commits(found: dict[str, int]) -> dict[tuple[str, str, int], int]:
+            keyed = {}
+            for key, offset in found.items():
+                group, topic, partition = key.rsplit(",", 2)
+                keyed[(group, topic, int(partition))] = offset
+            return keyed
+
+        def by_partition(found: dict[str, object]) -> dict[int, object]:
+            return {int(p): v for p, v in found.items()}
+
+        steps = tuple(Step(
+            index=s["index"], snapshot=Path(s["snapshot"]), commits=commits(s["commits"]),
+            joined=s["joined"], deleted_groups=tuple(s["deleted_groups"]),
+            roll_commits=commits(s["roll_commits"]), horizon_waited_ms=s["horizon_waited_ms"],
+            rolled_at_ms=s["rolled_at_ms"], active_base=by_partition(s["active_base"]),
+            cleaner_checkpoint=by_partition(s["cleaner_checkpoint"]),
+            copy_attempts=s["copy_attempts"], seconds=s["seconds"]) for s in raw["steps"])
+        return cls(
+            snapshots=tuple(Path(p) for p in raw["snapshots"]), cluster_id=raw["cluster_id"],
+            steps=steps, groups=raw["groups"], steady_groups=by_partition(raw["steady_groups"]),
+            roll_groups=by_partition(raw["roll_groups"]), settings=raw["settings"],
+            topic_configs=raw["topic_configs"],
+            cleaner_passes={p: [tuple(section) for section in sections]
+                            for p, sections in by_partition(raw["cleaner_passes"]).items()},
+            server_log=Path(raw["server_log"]), seconds=raw["seconds"])
 
 
 # -- where a group's records go --------------------------------------------------------------------
@@ -682,7 +719,7 @@ def take_compaction_series(work_dir: str | os.PathLike, count: int = 6, *,
         if uncleaned:
             raise SeriesError(f"the broker log shows no cleaning of partitions {uncleaned}:\n"
                               f"{cleaner_log_tail(broker)}")
-        (work_dir / "series.json").write_text(series.to_json())
+        (work_dir / SERIES_JSON).write_text(series.to_json())
         return series
     except BaseException:
         log(f"broker log tail:\n{broker.log_tail()}")
@@ -716,17 +753,96 @@ def summary(series: CompactionSeries) -> list[str]:
     return lines
 
 
+def take_in_child(work_dir: str | os.PathLike, count: int = 6, *,
+                  timeout_s: float = SERIES_TIMEOUT_S, attempts: int = 2) -> CompactionSeries:
+    """:func:`main` in a child process with a broker of its own, then the series it wrote.
+
+    The clients a series uses (confluent-kafka's librdkafka handles, kafka-python's threads)
+    live and die in the child, not in the test session: a handle whose teardown never returns
+    once cost a CI run its whole time limit, the test session waiting on it for an hour. Here it
+    costs at most ``timeout_s``: the child's process group and its broker are killed, and the
+    series is kept when the child had written it before it hung, taken again otherwise (up to
+    ``attempts`` times). Each attempt works in ``work_dir/attempt-N``."""
+    root = Path(__file__).resolve().parents[2]
+    failures = []
+    for attempt in range(1, attempts + 1):
+        out = Path(work_dir) / f"attempt-{attempt}"
+        out.mkdir(parents=True)
+        began = time.monotonic()
+        with (out / "series.log").open("wb") as log:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "tests.integration.compaction_series", str(out), "--count", str(count)],
+                cwd=root, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+            try:
+                rc = child.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                rc = None
+                _kill_group(child.pid)
+                child.wait(timeout=30)
+                _kill_group(_broker_pid(out))
+        output = (out / "series.log").read_text(errors="replace")
+        if (out / SERIES_JSON).is_file() and rc in (0, None):
+            if rc is None:
+                print(f"compaction series: the child wrote the series, then did not exit in "
+                      f"{timeout_s:.0f} s; killed it and its broker:\n{output[-3000:]}")
+            print(output)
+            return CompactionSeries.from_json((out / SERIES_JSON).read_text())
+        failures.append(f"attempt {attempt}: "
+                        + (f"no series in {timeout_s:.0f} s" if rc is None else f"exit {rc}")
+                        + f" after {time.monotonic() - began:.0f} s; its output ends:\n"
+                        + output[-4000:])
+    raise SeriesError("\n".join(failures))
+
+
+def _broker_pid(out: Path) -> int | None:
+    try:
+        return int((out / BROKER_PID).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _kill_group(pid: int | None) -> None:
+    """SIGKILL the process group ``pid`` leads (the child and the broker each lead one)."""
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.integration.compaction_series",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--count", type=int, default=6)
     args = parser.parse_args(argv)
-    series = take_compaction_series(args.out_dir, args.count,
-                                    log=lambda m: print(m, file=sys.stderr))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    broker = _start_broker(args.out_dir)
+    try:
+        series = take_compaction_series(args.out_dir, args.count, broker=broker,
+                                        log=lambda m: print(m, file=sys.stderr, flush=True))
+    finally:
+        broker.stop()
     print("\n".join(summary(series)))
-    print(f"cluster id {series.cluster_id}; {series.seconds} s; {args.out_dir / 'series.json'}")
+    print(f"cluster id {series.cluster_id}; {series.seconds} s; {args.out_dir / SERIES_JSON}")
     return 0
+
+
+def _start_broker(out_dir: Path) -> KafkaBroker:
+    """A broker with :data:`CLEANER_SETTINGS` in ``out_dir/broker``, its pid in
+    ``out_dir/broker.pid``; tried again on other ports should another process take one before
+    the broker binds it."""
+    from .kafka_broker import KafkaHarnessError
+
+    try:
+        broker = KafkaBroker(out_dir / "broker", overrides=CLEANER_SETTINGS)
+        broker.start()
+    except KafkaHarnessError as exc:
+        print(f"Kafka did not start, trying again on other ports: {exc}", file=sys.stderr)
+        broker = KafkaBroker(out_dir / "broker-again", overrides=CLEANER_SETTINGS)
+        broker.start()
+    (out_dir / BROKER_PID).write_text(str(broker.pid))
+    return broker
 
 
 if __name__ == "__main__":

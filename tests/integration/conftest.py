@@ -187,16 +187,16 @@ def _consumer_protocol_group(bootstrap: str) -> str | None:
 @pytest.fixture(scope="session")
 def compaction_series(tmp_path_factory):
     """Six snapshots of one broker's ``__consumer_offsets`` taken while its log cleaner compacts
-    it (:mod:`.compaction_series`), once per session: the broker is stopped once they are
-    taken, the tests read the copies."""
-    from .compaction_series import CLEANER_SETTINGS, summary, take_compaction_series
+    it (:mod:`.compaction_series`), once per session, by a child process with a broker of its
+    own (:func:`.compaction_series.take_in_child`: a client that hangs there costs minutes, not
+    the session); the tests read the copies."""
+    from .compaction_series import take_in_child
 
-    brokers = running_broker(tmp_path_factory, "kafka-compaction", overrides=CLEANER_SETTINGS)
-    broker = next(brokers)
+    if java_executable() is None:
+        _skip_reasons.add(_SKIPPED_NO_JAVA)
+        pytest.skip(_SKIPPED_NO_JAVA)
     try:
-        taken = take_compaction_series(tmp_path_factory.mktemp("compaction-series"), 6,
-                                       broker=broker)
-    finally:
-        brokers.close()
-    print("\n" + "\n".join(summary(taken)) + f"\n{taken.seconds} s")
-    return taken
+        kafka_libs_dir()
+    except KafkaJarsMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return take_in_child(tmp_path_factory.mktemp("compaction-series"), 6)

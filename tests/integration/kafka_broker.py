@@ -277,6 +277,11 @@ class KafkaBroker:
             process.wait(timeout=10)
 
     @property
+    def pid(self) -> int | None:
+        """The broker JVM's process id (the leader of its own process group) while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
