@@ -141,9 +141,7 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
 
     order = LakeOrder.read(spark, lake)
     upto = order.upto(snapshot_id)
-    if snapshot_id in vacuumed(spark, lake):
-        raise KeyError(f"snapshot {snapshot_id!r} was vacuumed (offsetlake vacuum): its "
-                       "per-group state is gone; its records and history stay")
+    _not_vacuumed(spark, lake, snapshot_id)
     seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
     latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", upto))
               .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
@@ -151,6 +149,13 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
     rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
     return (rows.join(latest, ["group_id", "snapshot_id"], "left_semi")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+def _not_vacuumed(spark, lake: Path, snapshot_id: str) -> None:
+    """KeyError when ``offsetlake vacuum`` dropped the snapshot's per-group state."""
+    if snapshot_id in vacuumed(spark, lake):
+        raise KeyError(f"snapshot {snapshot_id!r} was vacuumed (offsetlake vacuum): its "
+                       "per-group state is gone; its records and history stay")
 
 
 def vacuumed(spark, lake: Path) -> set[str]:
@@ -175,11 +180,17 @@ RECORD_TABLES = ("raw_records", "records", "record_facts")
 
 def as_of(spark, lake: Path, table: str, snapshot_id: str):
     """``table`` as of the snapshot in an incremental lake, by the kind of table (module
-    docstring); None for a table written whole per snapshot, and for a snapshot the lake does
-    not list in order (a backfill): read it filtered by its id."""
+    docstring); None for a table written whole per snapshot, for a snapshot the lake does not
+    list in order (a backfill), and for the lake's first snapshot, whose rows are all its own
+    (every group replayed, no record removed before it): read it filtered by its id."""
     from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES
 
-    if snapshot_id not in LakeOrder.read(spark, lake).ids:
+    ids = LakeOrder.read(spark, lake).ids
+    if snapshot_id not in ids:
+        return None
+    if snapshot_id == ids[0]:
+        if table in GROUP_STATE_TABLES:
+            _not_vacuumed(spark, lake, snapshot_id)
         return None
     if table in RECORD_TABLES:
         return snapshot_rows(spark, lake, table, snapshot_id)
