@@ -36,19 +36,24 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_sep("!", reason, yellow=True, bold=True)
 
 
+def _kafka_libs(version: str | None = None):
+    """The jars of Kafka ``version``: the test is skipped without java, failed without the jars."""
+    if java_executable() is None:
+        _skip_reasons.add(_SKIPPED_NO_JAVA)
+        pytest.skip(_SKIPPED_NO_JAVA)
+    try:
+        return kafka_libs_dir(version)
+    except KafkaJarsMissing as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 def running_broker(tmp_path_factory: pytest.TempPathFactory, name: str = "kafka",
                    version: str | None = None, overrides: dict[str, str] | None = None):
     """Start a broker for a fixture (skip without java, fail without the jars) and stop it when
     the generator is closed: ``yield from running_broker(tmp_path_factory)``. ``version``:
     another fetched release than the suite's (``build/kafka/fetch.sh``); ``overrides``: broker
     settings on top of the suite's."""
-    if java_executable() is None:
-        _skip_reasons.add(_SKIPPED_NO_JAVA)
-        pytest.skip(_SKIPPED_NO_JAVA)
-    try:
-        libs = kafka_libs_dir(version)
-    except KafkaJarsMissing as exc:
-        pytest.fail(str(exc), pytrace=False)
+    libs = _kafka_libs(version)
     for attempt in (1, 2):
         # New ports each attempt: free_port() cannot reserve them, so another process on the
         # machine may take one before the broker binds it.
@@ -192,11 +197,5 @@ def compaction_series(tmp_path_factory):
     the session); the tests read the copies."""
     from .compaction_series import take_in_child
 
-    if java_executable() is None:
-        _skip_reasons.add(_SKIPPED_NO_JAVA)
-        pytest.skip(_SKIPPED_NO_JAVA)
-    try:
-        kafka_libs_dir()
-    except KafkaJarsMissing as exc:
-        pytest.fail(str(exc), pytrace=False)
+    _kafka_libs()
     return take_in_child(tmp_path_factory.mktemp("compaction-series"), 6)
