@@ -268,3 +268,33 @@ def test_compacted_batches_keep_their_offsets(series, snapshots):
                 (batch.base_offset, batch.last_offset, 1)
             assert compacted.crc != batch.crc
             assert (i, (where[0], batch.base_offset), offsets, [where[1]]) in trimmed
+
+
+def test_the_fixture_gives_up_on_a_child_that_is_done_but_does_not_exit(tmp_path, monkeypatch):
+    """A child that wrote the series and said so has EXIT_GRACE_S to exit (then it is killed
+    and the series kept); one that did not say so waits until the deadline; an exit gives its
+    code. No broker: the child is a stand-in process."""
+    import subprocess
+    import sys
+    import time
+
+    from . import compaction_series as cs
+
+    monkeypatch.setattr(cs, "EXIT_GRACE_S", 1.0)
+    done, silent = tmp_path / "done", tmp_path / "silent"
+    for out in (done, silent):
+        out.mkdir()
+        (out / cs.SERIES_JSON).write_text("{}")
+    (done / "series.log").write_text(f"snapshot 5: ...\n{cs.DONE_LINE}abc; 12.8 s; x\n")
+    (silent / "series.log").write_text("snapshot 5: ...\n")
+    for out, wait_s in ((done, 1.0), (silent, 3.0)):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        began = time.monotonic()
+        try:
+            assert cs._wait_for_child(child, out, began + 3.0) is None
+            assert wait_s <= time.monotonic() - began < wait_s + 2.0, out.name
+        finally:
+            child.kill()
+            child.wait()
+    exits = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert cs._wait_for_child(exits, silent, time.monotonic() + 60) == 3
