@@ -57,14 +57,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def spark():
-    """A real ``local[2]`` Spark session with Delta, few shuffle partitions and the UI off."""
-    from jobs.runtime.session import get_spark
+    """A real ``local[2]`` Spark session with Delta, few shuffle partitions and the UI off. Its
+    queries run interpreted, as a short job's do: every test's data is small (test_lag.py and
+    test_run_insights.py 390 s -> 317 s); its JVM keeps the full JIT, which a long session
+    repays."""
+    from jobs.runtime.session import get_spark, keep_short
 
     cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[2]",
                            "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2"})
     session = get_spark(cfg, app_name="offsetlake-tests")
+    keep_short(session, cfg)
     yield session
     session.stop()
     # py4j says goodbye at INFO when its last connection is collected, after pytest has closed
     # the stream its log handler wrote to ("--- Logging error ---" at the end of a run).
     logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+@pytest.fixture
+def generated_code(spark):
+    """The session as a long job's runs, for one test of a large snapshot: Spark's generated code
+    back on (interpreted, the million-record ingest test takes 144 s instead of 90 s)."""
+    settings = load_config().spark.short_run_conf
+    for key in settings:
+        spark.conf.unset(key)
+    yield spark
+    for key, value in settings.items():
+        spark.conf.set(key, value)

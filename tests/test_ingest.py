@@ -151,7 +151,7 @@ def test_capture_directory_is_ingested_as_is(spark, tmp_path):
 
 
 @pytest.mark.slow
-def test_million_record_snapshot_reconciles_and_reruns_unchanged(spark, tmp_path):
+def test_million_record_snapshot_reconciles_and_reruns_unchanged(spark, generated_code, tmp_path):
     n = int(os.environ.get("OFFSETLAKE_INGEST_N", "1000000"))
     snap = write_offset_commits(tmp_path / "big", n, partitions=3)
     lake = tmp_path / "lake"

@@ -58,6 +58,11 @@ def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypat
     assert long["spark.driver.extraJavaOptions"].split() == [
         short["spark.driver.extraJavaOptions"].split()[0]]
     assert "log4j" in long["spark.driver.extraJavaOptions"]
+    # and its queries run interpreted: no generated code to compile for a few rows
+    assert cfg.spark.short_run_conf == {"spark.sql.codegen.wholeStage": "false",
+                                        "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    assert {k: short[k] for k in cfg.spark.short_run_conf} == cfg.spark.short_run_conf
+    assert not set(cfg.spark.short_run_conf) & set(long)
 
 
 def test_only_a_snapshot_the_driver_reads_is_a_short_run(tmp_path):

@@ -145,7 +145,8 @@ def interactive(spark, names: list[str], fmt: str, limit: int | None, stdin=None
 def run(args: argparse.Namespace) -> int:
     from jobs.runtime.session import get_spark
 
-    from jobs.commands.inputs import EXIT_EMPTY, EXIT_NO_PATH, EXIT_NO_SEGMENTS, EXIT_USAGE, fail
+    from jobs.commands.inputs import (EXIT_EMPTY, EXIT_NO_PATH, EXIT_NO_SEGMENTS, EXIT_USAGE, fail,
+                                      small_snapshot)
 
     cfg = load_config().with_lake(args.lake)
     lake = cfg.lake_path
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     if not lake_tables(lake):
         return fail("sql", f"no Delta tables in {lake}; run `offsetlake run` first",
                     EXIT_NO_SEGMENTS)
-    spark = get_spark(cfg, app_name="offsetlake-sql")
+    spark = get_spark(cfg, app_name="offsetlake-sql", short=small_snapshot(cfg, None))
     names = register_tables(spark, cfg.lake_path)
     if args.query is None:
         return interactive(spark, names, args.format, args.limit)

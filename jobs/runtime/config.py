@@ -33,6 +33,8 @@ class SparkSettings:
     conf: Mapping[str, str] = field(default_factory=dict)
     # JVM options added to a local driver for a short run (a snapshot the driver reads itself).
     short_run_java_options: str = ""
+    # Spark settings a short job's session gets too (interpreted queries: no generated code).
+    short_run_conf: Mapping[str, str] = field(default_factory=dict)
     # Where local runs find their class-data-sharing archive (jobs.runtime.cds); None: off.
     class_archive_dir: Path | None = None
 
@@ -106,6 +108,8 @@ def load_config(path: str | os.PathLike | None = None,
             log_level=str(spark_raw.get("log_level", "ERROR")).upper(),
             conf={str(k): str(v) for k, v in (spark_raw.get("conf") or {}).items()},
             short_run_java_options=str(spark_raw.get("short_run_java_options") or ""),
+            short_run_conf={str(k): str(v)
+                            for k, v in (spark_raw.get("short_run_conf") or {}).items()},
             class_archive_dir=(_resolve(str(spark_raw["class_archive_dir"]))
                                if spark_raw.get("class_archive_dir") else None),
         )

@@ -60,7 +60,8 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
     A local driver JVM maps the classes it loads from the class archive ``make setup`` built, if
     there is one (``jobs.runtime.cds``). ``short``: the job is known to be short (a small
     snapshot), so that JVM gets ``spark.short_run_java_options`` too (C1-only JIT: seconds less
-    compiling on a small run).
+    compiling on a small run), and the session ``spark.short_run_conf`` (queries interpreted, no
+    generated code to compile).
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure_builder(SparkSession.builder, load_config()).getOrCreate()  # doctest: +SKIP
@@ -78,7 +79,17 @@ def configure_builder(builder, cfg: Config, app_name: str | None = None, short: 
                .config("spark.sql.shuffle.partitions", str(cfg.spark.shuffle_partitions)))
     for key, value in cfg.spark.conf.items():
         builder = builder.config(key, value)
+    if short:
+        for key, value in cfg.spark.short_run_conf.items():
+            builder = builder.config(key, value)
     return builder
+
+
+def keep_short(spark, cfg: Config) -> None:
+    """Give a running session a short job's SQL settings (``spark.short_run_conf``): for a
+    long-lived session whose every job is small (the test suites'), whose JVM keeps the full JIT."""
+    for key, value in cfg.spark.short_run_conf.items():
+        spark.conf.set(key, value)
 
 
 def get_spark(cfg: Config | None = None, app_name: str | None = None, short: bool = False):

@@ -23,11 +23,12 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="session")
 def spark():
     from jobs.runtime.config import load_config
-    from jobs.runtime.session import get_spark
+    from jobs.runtime.session import get_spark, keep_short
 
     cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[1]",
                            "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2"})
     session = get_spark(cfg, app_name="offsetlake-faults")
+    keep_short(session, cfg)
     yield session
     session.stop()
 
