@@ -41,6 +41,35 @@ def test_snapshot_ids_are_quoted_not_interpolated(spark, tmp_path):
     assert [r.group_id for r in read_snapshot(spark, tmp_path, "t", "plain").collect()] == ["keep"]
 
 
+def test_unreferenced_files_are_what_vacuum_deletes(spark, tmp_path):
+    """The files a table's version does not read, from its log and a listing (offsetlake vacuum
+    skips Delta's VACUUM where there is none): a replaced snapshot's old files (in a partition
+    directory whose name the log writes URL-encoded) and a stray file; none after VACUUM."""
+    from urllib.parse import unquote
+
+    from jobs.lake.delta import log_state, table_path, unreferenced_files
+
+    odd = "it's 50% odd"
+    replace_snapshot(_rows(spark, [(odd, "x", "g", None)]), tmp_path, "t", odd)
+    replace_snapshot(_rows(spark, [("b", "x", "g", None)]), tmp_path, "t", "b")
+    assert unreferenced_files(tmp_path, "t") == []
+    first = sorted(log_state(tmp_path, "t").files)
+    replace_snapshot(_rows(spark, [(odd, "x", "g2", None)]), tmp_path, "t", odd)
+    root = tmp_path / "t"
+    (root / "stray.parquet").write_bytes(b"PAR1")
+    replaced = [f for f in first if f not in log_state(tmp_path, "t").files]
+    assert len(replaced) == 1 and "%" in replaced[0]
+    assert unreferenced_files(tmp_path, "t") == sorted([unquote(replaced[0]), "stray.parquet"])
+    assert (root / unquote(replaced[0])).is_file()
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM delta.`{table_path(tmp_path, 't')}` RETAIN 0 HOURS").collect()
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    assert unreferenced_files(tmp_path, "t") == []
+    assert unreferenced_files(tmp_path, "missing") is None
+
+
 def test_an_empty_write_counts_no_rows_not_the_previous_commits(spark, tmp_path):
     """Delta commits nothing for an empty write that replaces nothing: the count must say 0, not
     repeat the last commit's (the run's summary and reconciliation read it)."""

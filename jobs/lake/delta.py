@@ -185,6 +185,27 @@ def logged_snapshot_bytes(lake: Path, table: str, snapshot_id: str) -> int | Non
                if (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id)
 
 
+def unreferenced_files(lake: Path, table: str) -> list[str] | None:
+    """The data files in ``table``'s directory its current version does not read: all Delta's
+    ``VACUUM`` could ever delete there (once older than its retention), from the Delta log
+    (:func:`log_state`) and a listing. Hidden names (``_delta_log``, Hadoop's ``.crc`` files, any
+    ``_`` or ``.`` prefix) are not data files, as for ``VACUUM``. None when the log cannot tell."""
+    from urllib.parse import unquote
+
+    state = log_state(lake, table)
+    if state is None:
+        return None
+    root = Path(table_path(lake, table))
+    read = {unquote(path) for path in state.files}
+    found = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if (not any(part.startswith(("_", ".")) for part in rel.parts) and path.is_file()
+                and str(rel) not in read):
+            found.append(str(rel))
+    return sorted(found)
+
+
 # Reader features that change no file's meaning (types a Parquet reader reads as the schema says,
 # a rule for VACUUM): a table with any other (deletion vectors, column mapping, type widening...)
 # is read through Delta.
