@@ -399,8 +399,11 @@ def read_back(spark, staged: Staged) -> Staged:
     (and their writes) run in that session; ``frame.sparkSession`` names it."""
     if staged.columnar_rows is None or staged.path is None:
         return staged
+    # Spark reads Parquet a batch at a time only under whole-stage code generation, which a
+    # short job's session (spark.short_run_conf) has off.
     reader = session_with(spark, {_COLUMNAR_CONF[0]: "true",
-                                  _COLUMNAR_CONF[1]: str(staged.columnar_rows)})
+                                  _COLUMNAR_CONF[1]: str(staged.columnar_rows),
+                                  "spark.sql.codegen.wholeStage": "true"})
     return replace(staged, rows=reader.read.schema(staged.rows.schema).parquet(staged.path))
 
 
