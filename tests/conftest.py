@@ -78,9 +78,10 @@ def spark():
 def generated_code(spark):
     """The session as a long job's runs, for one test of a large snapshot: Spark's generated code
     back on (interpreted, the million-record ingest test takes 144 s instead of 90 s)."""
-    settings = load_config().spark.short_run_conf
-    for key in settings:
+    from jobs.runtime.session import keep_short
+
+    cfg = load_config()
+    for key in cfg.spark.short_run_conf:
         spark.conf.unset(key)
     yield spark
-    for key, value in settings.items():
-        spark.conf.set(key, value)
+    keep_short(spark, cfg)
