@@ -51,6 +51,25 @@ def run_cli(snapshot: Path, lake: Path, snapshot_id: str = "snap",
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+def rerun_here(snapshot: Path, lake: Path, snapshot_id: str = "snap",
+               incremental: bool = False) -> subprocess.CompletedProcess:
+    """The rerun after a killed or refused CLI run: the same ``offsetlake run`` command line
+    (``--full`` unless ``incremental``), through the CLI's own entry point (the lake's lock and
+    all), but in the suite's warm session. What is under test is what the killed run left in
+    the lake, which no process of its own would read differently; a cold CLI JVM per rerun
+    cost the suite about a minute each (CI)."""
+    import io
+
+    from jobs.cli import main as offsetlake
+
+    mode = "--incremental" if incremental else "--full"
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = offsetlake(["run", str(snapshot), mode, "--lake", str(lake),
+                           "--snapshot-id", snapshot_id])
+    return subprocess.CompletedProcess(["offsetlake", "run"], code, out.getvalue(), err.getvalue())
+
+
 def run_here(spark, snapshot: Path, lake: Path, snapshot_id: str = "snap",
              incremental: bool = False) -> None:
     """A reference run (the pipeline ``offsetlake run`` runs, ``--incremental`` or not) in the

@@ -4,7 +4,7 @@ adds its snapshot, and each snapshot's tables equal a clean run's, isolated from
 
 from __future__ import annotations
 
-from tests.faults.runs import assert_same_tables, kill_tree, lake_tables, run_cli, start_run
+from tests.faults.runs import assert_same_tables, kill_tree, lake_tables, rerun_here, start_run
 from tests.faults.snapshots import copy_sample
 
 EXIT_LAKE_BUSY = 7
@@ -25,7 +25,7 @@ def test_second_concurrent_run_is_refused_and_both_snapshots_end_complete(tmp_pa
     (out, err), _ = results[refused]
     assert out == "" and len(err.strip().splitlines()) == 1 and "being written by" in err
     snapshot, snapshot_id = [(first, "snap"), (second, "other")][refused]
-    again = run_cli(snapshot, lake, snapshot_id)
+    again = rerun_here(snapshot, lake, snapshot_id)
     assert again.returncode == 0, again.stderr[-3000:]
     assert_same_tables(lake_tables(spark, lake, "snap"), clean)
     assert_same_tables(lake_tables(spark, lake, "other"), clean)

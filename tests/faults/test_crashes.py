@@ -1,5 +1,6 @@
 """kill -9 of the driver and of a Python worker at several points of ``offsetlake run``, then a
-rerun: the lake must end exactly as after a clean run (no duplicated, missing or stale rows)."""
+rerun (the same command, in the suite's session: ``rerun_here``): the lake must end exactly as
+after a clean run (no duplicated, missing or stale rows)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from tests.faults.memory import children as process_children
-from tests.faults.runs import assert_same_tables, kill_tree, lake_tables, run_cli, start_run
+from tests.faults.runs import assert_same_tables, kill_tree, lake_tables, rerun_here, start_run
 from tests.faults.snapshots import copy_sample
 
 
@@ -87,6 +88,6 @@ def test_kill_9_then_rerun_gives_the_clean_tables(tmp_path, spark, clean, line, 
     finally:
         kill_tree(proc)
     assert proc.returncode != 0, "the run finished before it could be killed"
-    done = run_cli(snapshot, lake)
+    done = rerun_here(snapshot, lake)
     assert done.returncode == 0, done.stderr[-3000:]
     assert_same_tables(lake_tables(spark, lake), clean)

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.faults.runs import assert_same_tables, lake_tables, run_cli
+from tests.faults.runs import assert_same_tables, lake_tables, rerun_here, run_cli
 from tests.faults.snapshots import copy_sample
 
 EXIT_LAKE_STORAGE = 6
@@ -57,6 +57,6 @@ def test_full_lake_fails_clearly_stays_readable_and_recovers(tmp_path, spark, cl
     for table, rows in partial.items():
         assert rows in ([], clean[table]), f"{table} holds a partial snapshot"
     filler.unlink()
-    again = run_cli(snapshot, lake)
+    again = rerun_here(snapshot, lake)
     assert again.returncode == 0, again.stderr[-3000:]
     assert_same_tables(lake_tables(spark, lake), clean)

@@ -21,7 +21,7 @@ import pytest
 
 from decoders.log import list_segments
 from decoders.log.index import BatchRef, index_segment
-from tests.faults.runs import PROJECT, _committed, cli_env, kill_tree, run_here
+from tests.faults.runs import PROJECT, _committed, cli_env, kill_tree, rerun_here, run_here
 from tests.faults.snapshots import copy_sample
 from tests.faults.test_crashes import _wait_for_line
 
@@ -48,15 +48,6 @@ def _start(snapshot: Path, lake: Path, snapshot_id: str) -> subprocess.Popen:
                              str(lake), "--snapshot-id", snapshot_id, "--incremental"],
                             cwd=PROJECT, env=cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def _run(snapshot: Path, lake: Path, snapshot_id: str) -> None:
-    proc = _start(snapshot, lake, snapshot_id)
-    try:
-        _, err = proc.communicate(timeout=600)
-    finally:
-        kill_tree(proc)
-    assert proc.returncode == 0, err[-3000:]
 
 
 def _tables(spark, lake: Path) -> dict[str, list[str]]:
@@ -120,7 +111,8 @@ def test_kill_9_of_an_incremental_run_then_rerun_gives_the_clean_lake(
     finally:
         kill_tree(proc)
     assert proc.returncode != 0, "the run finished before it could be killed"
-    _run(whole, lake, "second")
+    again = rerun_here(whole, lake, "second", incremental=True)
+    assert again.returncode == 0, again.stderr[-3000:]
     got = _tables(spark, lake)
     assert sorted(got) == sorted(clean)
     for table in clean:
