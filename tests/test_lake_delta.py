@@ -22,6 +22,30 @@ def test_rerun_replaces_only_its_own_snapshot(spark, tmp_path):
                        ignore_column_order=True, ignore_nullable=True)
 
 
+def test_a_snapshot_s_first_write_into_a_table_appends_and_a_rewrite_replaces(spark, tmp_path):
+    """Where the log shows no file of the snapshot, the write is an append (Delta reads no table
+    state for it); once it has one, a rewrite replaces the snapshot's rows."""
+    import json
+
+    from jobs.lake.delta import _commits
+
+    def modes() -> list[tuple[str, str | None]]:
+        infos = [json.loads(line)["commitInfo"] for commit in _commits(tmp_path, "t")
+                 for line in commit.read_text().splitlines() if "commitInfo" in line]
+        return [(i["operationParameters"]["mode"], i["operationParameters"].get("predicate"))
+                for i in infos]
+
+    def groups(sid: str) -> list[str]:
+        return sorted(r.group_id for r in read_snapshot(spark, tmp_path, "t", sid).collect())
+
+    replace_snapshot(_rows(spark, [("a", "x", "g1", None)]), tmp_path, "t", "a")   # creates t
+    replace_snapshot(_rows(spark, [("b", "x", "g2", None)]), tmp_path, "t", "b")
+    replace_snapshot(_rows(spark, [("b", "x", "g3", None)]), tmp_path, "t", "b")
+    assert [m for m, _ in modes()] == ["Overwrite", "Append", "Overwrite"]
+    assert "snapshot_id = 'b'" in modes()[-1][1]
+    assert (groups("a"), groups("b")) == (["g1"], ["g3"])
+
+
 def test_only_narrows_the_replacement_to_one_stage(spark, tmp_path):
     replace_snapshot(_rows(spark, [("a", "batch", "g", None), ("a", "decode", "old", None)]),
                      tmp_path, "quarantine", "a")

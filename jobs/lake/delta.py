@@ -1,8 +1,10 @@
 """Where the lake's Delta tables live and how they are written.
 
 Every table is partitioned by ``snapshot_id`` and written with ``replaceWhere`` on it, so a rerun
-of a snapshot replaces exactly that snapshot's rows: never a blind append, never a duplicate, and
-other snapshots' history untouched.
+of a snapshot replaces exactly that snapshot's rows: never a duplicate, and other snapshots'
+history untouched. Only where the table's Delta log shows no file at all of the snapshot (its first
+write there) is the write a plain append, which replaces the same nothing without Delta reading the
+table's state first.
 """
 
 from __future__ import annotations
@@ -33,12 +35,30 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
 
     >>> replace_snapshot(rows, Path("lake"), "raw_records", "2026-11-22")  # doctest: +SKIP
     """
+    if _partition_absent(lake, table, snapshot_id):
+        # Nothing of this snapshot to replace: a blind append, which reads no table state. A
+        # replaceWhere first makes Delta list the table's files (its snapshot state: about four
+        # Spark jobs, 1.4 s against 0.45 s for a small table, each time a run writes a new
+        # snapshot into a table it has not read yet).
+        (df.write.format("delta").mode("append").partitionBy("snapshot_id")
+           .save(table_path(lake, table)))
+        return
     predicate = f"snapshot_id = {_sql_literal(snapshot_id)}" + (f" AND ({only})" if only else "")
     (df.write.format("delta")
        .mode("overwrite")
        .option("replaceWhere", predicate)
        .partitionBy("snapshot_id")
        .save(table_path(lake, table)))
+
+
+def _partition_absent(lake: Path, table: str, snapshot_id: str) -> bool:
+    """Whether ``table`` exists and its current version, as its Delta log says
+    (:func:`log_state`), has no file at all in ``snapshot_id``'s partition. False when the log
+    cannot tell."""
+    state = log_state(lake, table) if has_table(lake, table) else None
+    return state is not None and not any(
+        (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id
+        for add in state.files.values())
 
 
 def has_table(lake: Path, table: str) -> bool:
