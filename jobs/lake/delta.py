@@ -56,9 +56,7 @@ def _partition_absent(lake: Path, table: str, snapshot_id: str) -> bool:
     (:func:`log_state`), has no file at all in ``snapshot_id``'s partition. False when the log
     cannot tell."""
     state = log_state(lake, table) if has_table(lake, table) else None
-    return state is not None and not any(
-        (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id
-        for add in state.files.values())
+    return state is not None and not state.files_of(snapshot_id)
 
 
 def has_table(lake: Path, table: str) -> bool:
@@ -109,6 +107,11 @@ class LogState:
     schema: str | None = None
     configuration: dict = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
+
+    def files_of(self, snapshot_id: str) -> dict[str, dict]:
+        """The files (path -> add action) in ``snapshot_id``'s partition."""
+        return {path: add for path, add in self.files.items()
+                if (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id}
 
 
 def _pairs(value) -> dict:
@@ -201,8 +204,7 @@ def logged_snapshot_bytes(lake: Path, table: str, snapshot_id: str) -> int | Non
     state = log_state(lake, table)
     if state is None:
         return None
-    return sum(int(add.get("size") or 0) for add in state.files.values()
-               if (add.get("partitionValues") or {}).get("snapshot_id") == snapshot_id)
+    return sum(int(add.get("size") or 0) for add in state.files_of(snapshot_id).values())
 
 
 def unreferenced_files(lake: Path, table: str) -> list[str] | None:
@@ -254,9 +256,7 @@ def snapshot_files(lake: Path, table: str, snapshot_id: str) -> tuple[str, list[
         return None
     root = Path(table_path(lake, table))
     paths = []
-    for path, add in state.files.items():
-        if (add.get("partitionValues") or {}).get("snapshot_id") != snapshot_id:
-            continue
+    for path, add in state.files_of(snapshot_id).items():
         if add.get("deletionVector") or "://" in path or path.startswith("/"):
             return None
         paths.append(str(root / unquote(path)))
