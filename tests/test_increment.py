@@ -10,6 +10,7 @@ segment with two new records, and partition 1 unchanged.
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
 import pytest
@@ -456,3 +457,65 @@ def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_regime_and_gap
     assert (replayed[("s1", "g")].evidence_partition, replayed[("s1", "g")].evidence_from,
             replayed[("s1", "g")].evidence_until) == (0, 0, 6)   # OF-01 at 6 rests on [0, 6)
     assert replayed[("s2", "g")].evidence_partition is None      # partial now: nothing to lose
+
+
+def test_a_topic_name_one_group_learns_or_loses_renames_another_group_s_assignments(
+        spark, tmp_path):
+    """Group h (partition 0) is assigned foo and never commits: its assignment rows are named by
+    the pair another group's records carry, g's 4.1+ offset commit (partition 1). Snapshot
+    ``one``: no such commit, h's rows unnamed; ``two``: g commits, h's rows named although none
+    of h's records changed; ``three``: g deleted and its commit compacted away, unnamed again.
+    Each snapshot's assignment tables in the incremental lake are the full replay's of it (the
+    pure replay, pairs learned in any partition naming every row), and the runs that renamed h
+    replayed it."""
+    import json
+
+    from support.partition_dirs import events_from_partition_dir
+    from support.scenarios import Scenario
+
+    from jobs.cli import main as offsetlake
+    from jobs.lake.delta import has_table, table_path
+    from jobs.lake.increments import GROUP_TOPIC_NAMES, REPLAYED_GROUPS
+    from jobs.lake.snapshot_views import read_as_of
+    from jobs.replay import replay_partition
+    from jobs.replay.topics import RESOLVED_TABLES, fill_topic_names, merge_topic_names
+    from jobs.stages.increment_run import run_increment
+
+    h = (Scenario("h").consumer_join("C", ["foo"]).compute_target({"C": {"foo": [3]}})
+         .converge("C"))
+    g = Scenario("g", partition=1, start_time_ms=1_700_000_100_000)
+    g.offset_commit({"foo": {0: 10}})
+    one = h.write(tmp_path / "one")   # partition 1 holds nothing yet
+    two = g.write(h.write(tmp_path / "two"))
+    three = g.delete_group().compacted().write(h.write(tmp_path / "three"))
+    lake = tmp_path / "lake"
+
+    def canon(rows):
+        return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+    def replayed(snap) -> dict[str, list[str]]:
+        results = [replay_partition(events_from_partition_dir(d))
+                   for d in sorted(snap.glob("__consumer_offsets-*"))]
+        tables = {t: [row for r in results for row in r.tables[t]] for t in RESOLVED_TABLES}
+        fill_topic_names(tables, merge_topic_names(r.topic_names for r in results))
+        return {t: canon(rows) for t, rows in tables.items()}
+
+    def as_of(sid) -> dict[str, list[str]]:
+        return {t: canon(r.asDict(recursive=True) for r in read_as_of(spark, lake, t, sid)
+                         .drop("snapshot_id").collect()) for t in RESOLVED_TABLES}
+
+    for snap in (one, two, three):
+        assert offsetlake(["run", str(snap), "--lake", str(lake)]) == 0, snap.name
+        assert as_of(snap.name) == replayed(snap), snap.name
+    named = {sid: sorted({(r.topic_name,) for r in read_as_of(
+        spark, lake, "member_assignments", sid).where("group_id = 'h'").collect()})
+             for sid in ("one", "two", "three")}
+    assert named == {"one": [(None,)], "two": [("foo",)], "three": [(None,)]}
+    runs = read_table(spark, lake, REPLAYED_GROUPS).where("group_id = 'h'")
+    assert sorted(r.snapshot_id for r in runs.collect()) == ["one", "three", "two"]
+    # a lake written before group_topic_names: the next run replays every group once
+    shutil.rmtree(table_path(lake, GROUP_TOPIC_NAMES))
+    again = run_increment(spark, lake, [str(three)], "three-again", progress=io.StringIO())
+    assert again.groups_replayed == 2 and as_of("three-again") == replayed(three)
+    assert has_table(lake, GROUP_TOPIC_NAMES)   # with no pair in it: the next run need not
+    assert read_table(spark, lake, GROUP_TOPIC_NAMES).collect() == []

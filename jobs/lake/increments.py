@@ -99,6 +99,19 @@ REPLAYED_GROUPS_COLUMNS = (
                                  "audits the group again"),
 )
 
+GROUP_TOPIC_NAMES = "group_topic_names"
+GROUP_TOPIC_NAMES_COLUMNS = (
+    ("snapshot_id", "string", "a snapshot that replayed the group (per-group state, as "
+                              "replayed_groups lists it)"),
+    ("group_id", "string", "the group"),
+    ("topic_id", "string", "a topic id the group's own records name (type 4/15 metadata, an "
+                           "offset commit with a topic id)"),
+    ("topic_name", "string", "its name there. A topic id names one topic in a cluster: these "
+                             "pairs, of every group as of a snapshot, name the assignment rows "
+                             "of groups whose own records do not; a run that changes them "
+                             "replays the groups whose rows they name again"),
+)
+
 VACUUMS = "vacuums"
 VACUUMS_COLUMNS = (
     ("snapshot_id", "string", "a snapshot offsetlake vacuum dropped the per-snapshot state of: "
@@ -138,5 +151,6 @@ HISTORY_FINDINGS_COLUMNS = tuple(
 
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
-                    GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
+                    GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS,
+                    GROUP_TOPIC_NAMES: GROUP_TOPIC_NAMES_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
                     BACKFILLS: BACKFILLS_COLUMNS, HISTORY_FINDINGS: HISTORY_FINDINGS_COLUMNS}

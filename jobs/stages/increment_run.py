@@ -30,7 +30,8 @@ from pathlib import Path
 
 from jobs.lake import RECORDS, read_table
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
-from jobs.lake.increments import GROUP_STATE_TABLES, HISTORY_TABLES, REPLAYED_GROUPS
+from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, HISTORY_TABLES,
+                                  REPLAYED_GROUPS)
 from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
@@ -113,7 +114,7 @@ def _as_staged_rows(raw, decoded=None):
         else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name) for f in fields])
 
 
-def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
+def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Path):
     """The staged rows the replay of ``groups`` reads: every record the lake holds of them as of
     the snapshot, every transaction marker it holds, and the snapshot's new rows. Of the held
     ones only membership records are decoded again from their bytes (the lake keeps no decoded
@@ -129,7 +130,7 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows):
     of_groups = inc.present(_held_records(spark, lake, inc)
                             .join(F.broadcast(groups), ["group_id"], "left_semi"))
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
-    keys = hold(spark, of_groups.where(~is_commit).select(*KEYS), inc.staging, "membership_keys",
+    keys = hold(spark, of_groups.where(~is_commit).select(*KEYS), staging, "membership_keys",
                 local=False)
     membership = inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")
     decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
@@ -268,8 +269,7 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
     before = (read_table(spark, lake, FENCING_AUDITS).where(F.col("snapshot_id") == previous)
               .select("regime").collect() if has_table(lake, FENCING_AUDITS) else [])
     if not before or before[0][0] != regime:
-        held = inc.present(_held_records(spark, lake, inc)).where(F.col("group_id").isNotNull())
-        return sorted(r[0] for r in held.select("group_id").distinct().collect())
+        return _held_groups(spark, lake, inc)
     latest = group_state(spark, lake, REPLAYED_GROUPS, previous)   # each group's last replay
     now = inc.newest
     outside = F.lit(False) if now is None else F.coalesce(
@@ -296,6 +296,58 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
         again |= {r[0] for r in findings.where(past & F.col("group_id").isNotNull())
                   .select("group_id").distinct().collect()}
     return sorted(again)
+
+
+def _held_groups(spark, lake: Path, inc: Increment) -> list[str]:
+    """Every group the snapshot holds a record of from the earlier snapshots."""
+    from pyspark.sql import functions as F
+
+    held = inc.present(_held_records(spark, lake, inc)).where(F.col("group_id").isNotNull())
+    return sorted(r[0] for r in held.select("group_id").distinct().collect())
+
+
+def _pairs_before(spark, lake: Path, inc: Increment):
+    """Every group's topic id -> name pairs (``group_topic_names``) as of the previous snapshot;
+    ``None`` in a new lake (every group is replayed) and in a lake written before the table
+    (its groups' pairs unknown: the caller replays every group)."""
+    from jobs.lake.delta import has_table
+    from jobs.lake.snapshot_views import group_state
+
+    if not inc.earlier or not has_table(lake, GROUP_TOPIC_NAMES):
+        return None
+    return group_state(spark, lake, GROUP_TOPIC_NAMES, inc.earlier[-1]).drop("snapshot_id")
+
+
+def _renamed_groups(spark, lake: Path, inc: Increment, before, learned, pairs,
+                    replayed: list[str]) -> list[str]:
+    """The groups not replayed whose rows the snapshot's topic names change: a topic id's name is
+    the smallest any group's own records give it (:func:`jobs.stages.replay.table_rows`), so a
+    replayed group that learned or lost a pair renames the assignment rows of every group that
+    does not name the id itself, and what the fencing audit of such a group reads. Each group
+    whose previous rows hold an id named otherwise now (or a name such an id had or has) is
+    returned, to be replayed and audited with the others."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.snapshot_views import group_state
+
+    def names(frame, alias):
+        return frame.groupBy("topic_id").agg(F.min("topic_name").alias(alias))
+
+    now = learned.select("topic_id", "topic_name").unionByName(pairs.select("topic_id", "topic_name"))
+    changed = (names(before, "then").join(names(now, "now"), ["topic_id"], "full_outer")
+               .where(~F.col("then").eqNullSafe(F.col("now"))).collect())
+    if not changed:
+        return []
+    ids = sorted({r.topic_id for r in changed})
+    topics = sorted({n for r in changed for n in (r.then, r.now) if n is not None})
+    previous = inc.earlier[-1]
+    found = [group_state(spark, lake, t, previous).where(F.col("topic_id").isin(*ids))
+             .select("group_id") for t in ("member_assignments", "target_assignments")]
+    found.append(group_state(spark, lake, "offsets", previous)
+                 .where(F.col("topic_id").isin(*ids) | F.col("topic").isin(*topics))
+                 .select("group_id"))
+    groups = {r[0] for f in found for r in f.distinct().collect()}
+    return sorted(groups - set(replayed))
 
 
 def _offsets_as_of(spark, lake: Path, inc: Increment, replayed, groups):
@@ -357,16 +409,32 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                   + (f", and {len(again)} whose fencing audit depends on what else it changed "
                      "(regime, time, gaps)" if again else ""), file=progress)
             names = sorted(names + again)
-            groups = spark.createDataFrame([(g,) for g in names], "group_id string")
-            rows = replay_rows(spark, lake, inc, groups, new_rows)
-            if inc.earlier:
-                rows, local = _held_once(spark, rows, inc.staging, inc.staged.local)
-            else:   # all of it is new: the staged rows, as a full run replays them
-                local = inc.staged.local
-            staged = replace(inc.staged, rows=rows, local=local)
-            capture = Capture(inc.snapshot_id)
-            bronze(capture, staged)
-            replay(spark, capture, staged, inc.staging, meter, audit=False)
+            before = _pairs_before(spark, lake, inc)
+            if before is None and inc.earlier:   # a lake from before group_topic_names
+                names = sorted(set(names) | set(_held_groups(spark, lake, inc)))
+            for attempt in ("", "renamed"):
+                groups = spark.createDataFrame([(g,) for g in names], "group_id string")
+                learned = (None if before is None else
+                           before.join(groups, ["group_id"], "left_anti").localCheckpoint())
+                staging = inc.staging / attempt if attempt else inc.staging
+                rows = replay_rows(spark, lake, inc, groups, new_rows, staging)
+                if inc.earlier:
+                    rows, local = _held_once(spark, rows, staging, inc.staged.local)
+                else:   # all of it is new: the staged rows, as a full run replays them
+                    local = inc.staged.local
+                staged = replace(inc.staged, rows=rows, local=local)
+                capture = Capture(inc.snapshot_id)
+                bronze(capture, staged)
+                pairs = replay(spark, capture, staged, staging, meter, audit=False,
+                               learned=learned)
+                more = [] if attempt or before is None else _renamed_groups(
+                    spark, lake, inc, before, learned, pairs, names)
+                if not more:
+                    break
+                print(f"replay: {len(more)} more group(s) whose assignments name a topic id "
+                      "the snapshot named otherwise than the previous one", file=progress)
+                names = sorted(set(names) | set(more))
+            capture.frames[GROUP_TOPIC_NAMES] = pairs
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
             audits, found, windows = _fencing(spark, lake, inc, capture.frames, new_rows, local,
@@ -394,6 +462,8 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows)
                                         F.col("offset").alias("log_offset"))
     out = {t: frames[t] for t in GROUP_STATE_TABLES if t != FENCING_FINDINGS}
     out[FENCING_FINDINGS] = found
+    out[GROUP_TOPIC_NAMES] = frames[GROUP_TOPIC_NAMES].select(
+        F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id", "topic_id", "topic_name")
     for table in HISTORY_TABLES:
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))

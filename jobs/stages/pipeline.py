@@ -108,13 +108,17 @@ def bronze(writer: Writer, staged: Staged) -> None:
 
 
 def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress,
-           audit: bool = True) -> None:
+           audit: bool = True, learned=None):
+    """The replay's tables of the staged rows, submitted to ``writer``; returns the replayed
+    groups' topic id -> name pairs (:func:`jobs.stages.replay.learned_pairs`). ``learned``:
+    pairs of groups not replayed here, which name the replayed groups' rows too (an
+    incremental run's; a full run replays every group)."""
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
     from jobs.stages.audit import fencing_frames
-    from jobs.stages.replay import (GROUP_TABLES, TOPIC_IDS, replay_groups, replay_groups_here,
-                                    table_rows)
+    from jobs.stages.replay import (GROUP_TABLES, TOPIC_IDS, learned_pairs, replay_groups,
+                                    replay_groups_here, table_rows)
 
     def once(frame, name: str):
         """A result several tables read, computed once: staged as Parquet, or held by the
@@ -139,20 +143,20 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     wide = (replay_groups_here(spark, membership, touches) if staged.local
             else once(replay_groups(membership, touches), "groups"))
     progress.stage("replay: writing tables")
-    frames = {t: table_rows(wide, t, snapshot_id) for t in GROUP_TABLES}
+    frames = {t: table_rows(wide, t, snapshot_id, learned) for t in GROUP_TABLES}
     frames["violations"] = frames["violations"].unionByName(
         sql.violation_rows(resolved).select(snap, *columns["violations"]))
-    frames["offsets"] = sql.offset_rows(resolved, table_rows(wide, TOPIC_IDS, snapshot_id),
-                                        columns["offsets"]).select(snap, "*")
+    topic_ids = table_rows(wide, TOPIC_IDS, snapshot_id)
+    frames["offsets"] = sql.offset_rows(resolved, topic_ids, columns["offsets"]).select(snap, "*")
     for table, frame in frames.items():
         writer.submit(table, frame)
-    if not audit:   # the caller audits (an incremental run: jobs.stages.increment_run)
-        return
-    progress.stage("replay: fencing audit (Python)")
-    audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local,
-                                   membership=membership)
-    writer.submit(FENCING_FINDINGS, found)
-    writer.submit(FENCING_AUDITS, audits)
+    if audit:   # else the caller audits (an incremental run: jobs.stages.increment_run)
+        progress.stage("replay: fencing audit (Python)")
+        audits, found = fencing_frames(writer.frames, snapshot_id, here=staged.local,
+                                       membership=membership)
+        writer.submit(FENCING_FINDINGS, found)
+        writer.submit(FENCING_AUDITS, audits)
+    return learned_pairs(topic_ids)
 
 
 def insights(spark, writer: Writer, lake: Path, snapshot_id: str, progress: Progress) -> None:

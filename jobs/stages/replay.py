@@ -121,8 +121,10 @@ def replay_groups_here(spark, membership, touches):
                            replay_group_arrow, WIDE_SCHEMA)
 
 
-def table_rows(wide, table: str, snapshot_id: str):
-    """The rows of one group table, with ``snapshot_id`` in front."""
+def table_rows(wide, table: str, snapshot_id: str, learned=None):
+    """The rows of one group table, with ``snapshot_id`` in front. ``learned``: more topic id ->
+    name pairs (``topic_id``, ``topic_name``) than the replayed groups' own, learned by groups of
+    the snapshot not replayed here (an incremental run's, :mod:`jobs.stages.increment_run`)."""
     from pyspark.sql import functions as F
 
     columns = TOPIC_ID_COLUMNS if table == TOPIC_IDS else TABLE_COLUMNS[table]
@@ -131,18 +133,29 @@ def table_rows(wide, table: str, snapshot_id: str):
     if table == TOPIC_IDS:
         return selected
     if table in RESOLVED_TABLES:
-        selected = _named(selected, wide, names)
+        selected = _named(selected, wide, names, learned)
     return selected.select(F.lit(snapshot_id).alias("snapshot_id"), *names)
 
 
-def _named(rows, wide, names: list[str]):
-    """A topic id names one topic in a cluster: fill a null ``topic_name`` from the pair any
-    group learned (:mod:`jobs.replay.topics`), so a group that never commits is named too."""
+def learned_pairs(topic_ids):
+    """The topic id -> name pairs of ``topic_ids`` rows (:data:`TOPIC_ID_COLUMNS`) that name an
+    id: ``group_id, topic_id, topic_name``."""
     from pyspark.sql import functions as F
 
-    learned = (wide.where((F.col("table") == TOPIC_IDS) & F.col("lookup_topic_id").isNotNull())
-               .groupBy(F.col("lookup_topic_id").alias("topic_id"))
-               .agg(F.min("topic_name").alias("learned_name")))
+    return topic_ids.where(F.col("lookup_topic_id").isNotNull()).select(
+        "group_id", F.col("lookup_topic_id").alias("topic_id"), "topic_name")
+
+
+def _named(rows, wide, names: list[str], more=None):
+    """A topic id names one topic in a cluster: fill a null ``topic_name`` from the pair any
+    group learned (:mod:`jobs.replay.topics`; the smallest name when pairs disagree), so a group
+    that never commits is named too."""
+    from pyspark.sql import functions as F
+
+    pairs = learned_pairs(wide.where(F.col("table") == TOPIC_IDS)).select("topic_id", "topic_name")
+    if more is not None:
+        pairs = pairs.unionByName(more.select("topic_id", "topic_name"))
+    learned = pairs.groupBy("topic_id").agg(F.min("topic_name").alias("learned_name"))
     return rows.join(learned, "topic_id", "left").select(
         *[F.coalesce("topic_name", "learned_name").alias(c) if c == "topic_name" else c
           for c in names])

@@ -6,7 +6,7 @@ snapshot reads are deleted:
 
 * per-group state: a group's rows at an old snapshot go once a later snapshot, up to the oldest
   kept one, replayed the group again (the kept snapshots read the latest replay up to them, so
-  the rows they read all stay), with their ``replayed_groups`` rows;
+  the rows they read all stay), with their ``replayed_groups`` and ``group_topic_names`` rows;
 * the tables written whole per snapshot (lag, broker_configs, fencing_audits, insight tables);
 
 and the old snapshot is listed in ``vacuums``, so its own views refuse to answer. Records,
@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.lake.delta import read_table, replace_snapshot, table_path, unreferenced_files
-from jobs.lake.increments import GROUP_STATE_TABLES, REPLAYED_GROUPS, VACUUMS, VACUUMS_COLUMNS
+from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, REPLAYED_GROUPS,
+                                  VACUUMS, VACUUMS_COLUMNS)
 from jobs.lake.snapshot_views import LakeOrder, in_ids
 from jobs.lake.views import lake_tables
 
@@ -115,7 +116,8 @@ def vacuum_lake(spark, lake: Path, keep: int | None = None, older_than_ms: int |
                     replace_snapshot(rows.limit(0), lake, table, sid)
             return total
 
-        jobs = {t: thin for t in (*GROUP_STATE_TABLES, REPLAYED_GROUPS) if t in present}
+        jobs = {t: thin for t in (*GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, REPLAYED_GROUPS)
+                if t in present}
         jobs.update({t: clear for t in PER_SNAPSHOT_TABLES if t in present})
         with ThreadPoolExecutor(4, thread_name_prefix="offsetlake-vacuum") as pool:
             counts = dict(zip(jobs, pool.map(lambda t: jobs[t](t), jobs)))
