@@ -329,12 +329,10 @@ def _renamed_groups(spark, lake: Path, inc: Increment, before, learned, pairs,
     from pyspark.sql import functions as F
 
     from jobs.lake.snapshot_views import group_state
-
-    def names(frame, alias):
-        return frame.groupBy("topic_id").agg(F.min("topic_name").alias(alias))
+    from jobs.stages.replay import names_by_id
 
     now = learned.select("topic_id", "topic_name").unionByName(pairs.select("topic_id", "topic_name"))
-    changed = (names(before, "then").join(names(now, "now"), ["topic_id"], "full_outer")
+    changed = (names_by_id(before, "then").join(names_by_id(now, "now"), ["topic_id"], "full_outer")
                .where(~F.col("then").eqNullSafe(F.col("now"))).collect())
     if not changed:
         return []

@@ -146,6 +146,14 @@ def learned_pairs(topic_ids):
         "group_id", F.col("lookup_topic_id").alias("topic_id"), "topic_name")
 
 
+def names_by_id(pairs, alias: str = "learned_name"):
+    """The name each topic id of ``pairs`` (``topic_id``, ``topic_name``) goes by: the smallest,
+    when pairs disagree (a real cluster's do not)."""
+    from pyspark.sql import functions as F
+
+    return pairs.groupBy("topic_id").agg(F.min("topic_name").alias(alias))
+
+
 def _named(rows, wide, names: list[str], more=None):
     """A topic id names one topic in a cluster: fill a null ``topic_name`` from the pair any
     group learned (:mod:`jobs.replay.topics`; the smallest name when pairs disagree), so a group
@@ -155,7 +163,6 @@ def _named(rows, wide, names: list[str], more=None):
     pairs = learned_pairs(wide.where(F.col("table") == TOPIC_IDS)).select("topic_id", "topic_name")
     if more is not None:
         pairs = pairs.unionByName(more.select("topic_id", "topic_name"))
-    learned = pairs.groupBy("topic_id").agg(F.min("topic_name").alias("learned_name"))
-    return rows.join(learned, "topic_id", "left").select(
+    return rows.join(names_by_id(pairs), "topic_id", "left").select(
         *[F.coalesce("topic_name", "learned_name").alias(c) if c == "topic_name" else c
           for c in names])
