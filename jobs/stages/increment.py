@@ -303,7 +303,8 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
         lake_rows = (read_table(spark, lake, RAW_RECORDS).where(in_ids("snapshot_id", earlier))
                      if earlier else read_rows.limit(0))
         unheld = _unheld(spark, lake_rows, plan, staging, staged.local)
-        bad = conflicting_rows(read_rows, unheld).limit(5).collect() if earlier else []
+        bad = _conflicts(spark, read_rows, lake_rows, unheld, staging, staged.local) \
+            if earlier else []
         if bad:
             raise LakeConflict(
                 f"snapshot {snapshot_id!r} disagrees with the lake at "
@@ -335,17 +336,34 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
 
 
 def _unheld(spark, lake_rows, plan: IncrementPlan | None, staging: Path, local: bool):
-    """The lake's rows of the batches the snapshot does not hold unchanged (rewritten by the
-    cleaner, removed whole, or read again), held once: every new or removed record, and every
-    record read that the lake holds, is among them. A capture has no batches: all lake rows."""
+    """The positions (``partition``, ``offset``) of the lake's rows of the batches the snapshot
+    does not hold unchanged (rewritten by the cleaner, removed whole, or read again), held once:
+    every new or removed record, and every record read that the lake holds, is among them. A
+    capture has no batches: all lake rows. Positions only: a scan of the lake's rows that reads
+    their bytes costs about four times one that does not (10M records: 26 s against 6 s)."""
     from pyspark.sql import functions as F
 
-    if plan is None:
-        return lake_rows
-    held_bases = _frame(spark, sorted({(b.partition, b.base_offset) for b in plan.held}),
-                        (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
-    return hold(spark, lake_rows.join(F.broadcast(held_bases), ["partition", "batch_base_offset"],
-                                      "left_anti"), staging, "unheld", local)
+    keys = lake_rows.select("partition", "offset", "batch_base_offset")
+    if plan is not None:
+        held_bases = _frame(spark, sorted({(b.partition, b.base_offset) for b in plan.held}),
+                            (("partition", "int", ""), ("batch_base_offset", "bigint", "")))
+        keys = keys.join(F.broadcast(held_bases), ["partition", "batch_base_offset"], "left_anti")
+    return hold(spark, keys.select("partition", "offset"), staging, "unheld", local)
+
+
+def _conflicts(spark, read_rows, lake_rows, unheld, staging: Path, local: bool) -> list:
+    """Up to five positions the snapshot read whose bytes differ from the lake's: the lake's
+    bytes are read only at the positions both hold outside the batches the snapshot holds
+    unchanged (the records of batches the cleaner rewrote; none when it only removed batches
+    whole or the snapshot only adds)."""
+    keys = ["partition", "offset"]
+    both = hold(spark, read_rows.select(*keys).join(unheld, keys, "left_semi"), staging,
+                "read_again", local)
+    count = both.count()
+    if not count:
+        return []
+    held = lake_rows.join(small(both, count), keys, "left_semi")
+    return conflicting_rows(read_rows, held).limit(5).collect()
 
 
 def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
