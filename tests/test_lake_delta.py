@@ -164,8 +164,12 @@ def _content(df) -> list[str]:
 
 def _assert_direct_reads_are_delta_reads(spark, lake, table, snapshot_ids) -> None:
     """``read_snapshot`` read the snapshot's Parquet files itself (the log allowed it) and found
-    what Delta finds, column for column."""
-    from jobs.lake.delta import _sql_literal, snapshot_files
+    what Delta finds, column for column; so did ``read_snapshots`` of several snapshots at once
+    (directly, and through Delta past :data:`~jobs.lake.delta.DIRECT_SNAPSHOTS`), and of none."""
+    from pyspark.sql import functions as F
+
+    import jobs.lake.delta as delta_module
+    from jobs.lake.delta import _sql_literal, read_snapshots, snapshot_files
 
     for sid in snapshot_ids:
         assert snapshot_files(lake, table, sid) is not None, (table, sid)
@@ -173,6 +177,18 @@ def _assert_direct_reads_are_delta_reads(spark, lake, table, snapshot_ids) -> No
         delta = read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(sid)}")
         assert direct.columns == delta.columns, (table, sid)
         assert _content(direct) == _content(delta), (table, sid)
+    some = snapshot_ids[::2] + snapshot_ids[:1]   # a repeated id reads its rows once
+    delta = read_table(spark, lake, table).where(F.col("snapshot_id").isin(some))
+    limit = delta_module.DIRECT_SNAPSHOTS
+    for allowed in (limit, 1):
+        delta_module.DIRECT_SNAPSHOTS = allowed
+        try:
+            several = read_snapshots(spark, lake, table, some)
+        finally:
+            delta_module.DIRECT_SNAPSHOTS = limit
+        assert several.columns == delta.columns, (table, some, allowed)
+        assert _content(several) == _content(delta), (table, some, allowed)
+    assert read_snapshots(spark, lake, table, []).count() == 0
 
 
 def test_every_table_of_a_run_reads_directly_as_through_delta(spark, tmp_path_factory):

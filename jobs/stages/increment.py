@@ -27,10 +27,9 @@ from pathlib import Path
 
 from decoders.log import list_segments, plan_ranges
 from decoders.log.index import BatchRef, Unindexed, index_segments, spans
-from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, read_table, replace_snapshot
-from jobs.lake.delta import logged_snapshot_ids
-from jobs.lake.snapshot_views import (LakeConflict, LakeOrder, holds_full_runs, in_ids,
-                                      is_incremental)
+from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, replace_snapshot
+from jobs.lake.delta import logged_snapshot_ids, read_snapshot, read_snapshots
+from jobs.lake.snapshot_views import LakeConflict, LakeOrder, holds_full_runs, is_incremental
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, RECORD_REMOVALS,
                                   SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
@@ -160,7 +159,7 @@ def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tu
         return set(), set()
     seqs = {sid: seq for sid, seq, _ in order.rows}
     held, latest = set(), {}
-    for sid, *identity in (read_table(spark, lake, BATCHES).where(in_ids("snapshot_id", earlier))
+    for sid, *identity in (read_snapshots(spark, lake, BATCHES, earlier)
                            .select("snapshot_id", "partition", "base_offset", "crc", "length")
                            .collect()):
         identity = tuple(identity)
@@ -172,12 +171,10 @@ def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tu
 
 
 def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
-    from pyspark.sql import functions as F
 
     if not earlier:
         return {}
-    return {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
-            .where(F.col("snapshot_id") == earlier[-1])
+    return {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
             .select("partition", "log_end_offset").collect()}
 
 
@@ -300,7 +297,7 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                                 plan=None if plan is None else (plan.tasks, plan.files,
                                                                 plan.bytes_read))
         read_rows = raw_records_rows(staged.rows)
-        lake_rows = (read_table(spark, lake, RAW_RECORDS).where(in_ids("snapshot_id", earlier))
+        lake_rows = (read_snapshots(spark, lake, RAW_RECORDS, earlier)
                      if earlier else read_rows.limit(0))
         unheld = _unheld(spark, lake_rows, plan, staging, staged.local)
         bad = _conflicts(spark, read_rows, lake_rows, unheld, staging, staged.local) \
@@ -312,7 +309,7 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                 + ": the same (partition, offset) with other bytes (another cluster, or a log "
                   "truncated and written again); nothing was written")
         keys = ["partition", "offset"]
-        gone_before = (read_table(spark, lake, RECORD_REMOVALS).where(in_ids("snapshot_id", earlier))
+        gone_before = (read_snapshots(spark, lake, RECORD_REMOVALS, earlier)
                        .select(*keys) if earlier else read_rows.select(*keys).limit(0))
         removed = hold(spark, unheld.select(*keys).join(gone_before, keys, "left_anti")
                        .join(read_rows.select(*keys), keys, "left_anti")
@@ -325,9 +322,8 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
         raise
     before = {}
     if earlier:
-        before = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
-                  .where(F.col("snapshot_id") == earlier[-1]).select("partition", "records")
-                  .collect()}
+        before = {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
+                  .select("partition", "records").collect()}
     inc = Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
                     new_keys, removed, gone_before.unionByName(removed.select(*keys)), before,
                     find_gaps(spark, lake, earlier, new_keys), new_keys.count(), removed.count())

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jobs.lake import RECORDS, read_table
+from jobs.lake.delta import read_snapshots
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
 from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, HISTORY_TABLES,
                                   REPLAYED_GROUPS)
@@ -74,7 +75,7 @@ class IncrementRunReport:
 
 def _held_records(spark, lake: Path, inc: Increment):
     """``records`` of the earlier snapshots (present now or not)."""
-    return read_table(spark, lake, RECORDS).where(in_ids("snapshot_id", inc.earlier))
+    return read_snapshots(spark, lake, RECORDS, inc.earlier)
 
 
 def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
