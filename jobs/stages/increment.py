@@ -171,7 +171,6 @@ def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tu
 
 
 def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
-
     if not earlier:
         return {}
     return {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
