@@ -19,8 +19,15 @@ def column_list(arr: pa.Array | pa.ChunkedArray) -> list:
     n, kind = len(arr), arr.type
     if arr.null_count == n:
         return [None] * n
-    if (pa.types.is_integer(kind) or pa.types.is_boolean(kind)) and arr.null_count == 0:
-        return arr.to_numpy(zero_copy_only=False).tolist()
+    if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+        if arr.null_count == 0:
+            return arr.to_numpy(zero_copy_only=False).tolist()
+        # Filled, converted, then the nulls put back: to_pylist boxes each value (about 3 us a
+        # value, most of a group's audit when a commit column is null on its membership rows).
+        values = arr.fill_null(False if pa.types.is_boolean(kind) else 0)
+        valid = arr.is_valid().to_numpy(zero_copy_only=False).tolist()
+        return [v if ok else None
+                for v, ok in zip(values.to_numpy(zero_copy_only=False).tolist(), valid)]
     if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         return binary_list(arr)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):

@@ -48,11 +48,14 @@ def arrow_events(events: pa.Table) -> list[ReplayEvent]:
     names = [c for c in (*EVENT_COLUMNS, "group_id", *COMMIT_DDL) if c in events.column_names]
     events = events.select(names)
     cols = table_lists(events.take(pc.sort_indices(events, [("offset", "ascending")])))
-    commit_at = _commit_reader(cols)
     replay_events = []
     absent = [None] * events.num_rows
-    for i, (partition, offset, timestamp, producer_id, is_transactional, control_type, key,
-            value, packed) in enumerate(zip(*(cols.get(c, absent) for c in EVENT_COLUMNS))):
+    # A row's commit fields come with it (a group of membership records alone may come without
+    # the commit columns: none of its rows is a commit); each topic id is parsed once.
+    commits = zip(*(cols.get(c) or absent for c in COMMIT_FIELDS))
+    topic_ids: dict[str, uuid.UUID] = {}
+    for (partition, offset, timestamp, producer_id, is_transactional, control_type, key, value,
+         packed), commit in zip(zip(*(cols.get(c, absent) for c in EVENT_COLUMNS)), commits):
         if control_type:
             record = None
         elif packed is not None:
@@ -60,21 +63,13 @@ def arrow_events(events: pa.Table) -> list[ReplayEvent]:
         elif key is not None:
             record = decode_record(key, value)
         else:
-            record = commit_at(i)
+            record = _commit(*commit, topic_ids=topic_ids)
         # A capture cannot see producer ids (null): its records are read_committed, so they
         # replay as the non-transactional writes they now are.
         replay_events.append(ReplayEvent(partition, offset, timestamp,
                                          NO_PRODUCER_ID if producer_id is None else producer_id,
                                          bool(is_transactional), control_type, record))
     return replay_events
-
-
-def _commit_reader(cols: dict[str, list]):
-    """``i -> commit_record(row i)`` over columns, each topic id parsed once (a group of
-    membership records alone may come without the commit columns: it never asks)."""
-    columns = [cols.get(name) for name in COMMIT_FIELDS]
-    topic_ids: dict[str, uuid.UUID] = {}
-    return lambda i: _commit(*(column[i] for column in columns), topic_ids=topic_ids)
 
 
 COMMIT_FIELDS = ("group_id", *COMMIT_DDL)   # the commit record's fields, as _commit takes them
