@@ -325,8 +325,5 @@ def read_snapshots(spark, lake: Path, table: str, snapshot_ids: list[str]):
 
 def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
     """The rows of one snapshot in ``table``: read directly (:func:`direct_snapshot`) when the
-    Delta log allows, else through Delta."""
-    df = direct_snapshot(spark, lake, table, snapshot_id)
-    if df is None:
-        df = read_table(spark, lake, table).where(f"snapshot_id = {_sql_literal(snapshot_id)}")
-    return df
+    Delta log allows, else through Delta (:func:`read_snapshots` of the one id)."""
+    return read_snapshots(spark, lake, table, [snapshot_id])

@@ -170,11 +170,16 @@ def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tu
     return held, held - {identity for _, identity in latest.values()}
 
 
-def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
+def _newest_partitions(spark, lake: Path, earlier: list[str]) -> dict:
+    """partition -> (log end offset, records) of the newest of ``earlier`` (none: {})."""
     if not earlier:
         return {}
-    return {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
-            .select("partition", "log_end_offset").collect()}
+    return {r[0]: (r[1], r[2]) for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
+            .select("partition", "log_end_offset", "records").collect()}
+
+
+def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
+    return {p: end for p, (end, _) in _newest_partitions(spark, lake, earlier).items()}
 
 
 def older_than(spark, lake: Path, order: LakeOrder, segments) -> bool:
@@ -283,8 +288,9 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     held_ids, superseded = _held_batches(spark, lake, order, earlier)
     plan = (None if capture_manifest(paths) is not None
             else plan_increment(list_segments(paths), held_ids, range_bytes))
+    previous = _newest_partitions(spark, lake, earlier)
     _check_order(order, snapshot_id, cluster, plan.ends if plan else {},
-                 _newest_ends(spark, lake, earlier),
+                 {p: end for p, (end, _) in previous.items()},
                  [b for b in plan.held if b.identity in superseded] if plan else [])
     if plan is not None:
         print(f"ingest: {len(plan.held)} batch(es) the lake holds skipped, {len(plan.read)} "
@@ -319,10 +325,7 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    before = {}
-    if earlier:
-        before = {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
-                  .select("partition", "records").collect()}
+    before = {p: records for p, (_, records) in previous.items()}
     inc = Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
                     new_keys, removed, gone_before.unionByName(removed.select(*keys)), before,
                     find_gaps(spark, lake, earlier, new_keys), new_keys.count(), removed.count())
