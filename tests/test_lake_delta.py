@@ -236,3 +236,33 @@ def test_a_lake_whose_path_spark_would_read_as_a_pattern_is_read_through_delta(s
     replace_snapshot(_rows(spark, [("a", "x", "g", None)]), lake, "t", "a")
     assert snapshot_files(lake, "t", "a") is None
     assert [r.group_id for r in read_snapshot(spark, lake, "t", "a").collect()] == ["g"]
+
+
+def test_group_state_takes_each_group_from_its_latest_replay_after_every_rewrite(spark, tmp_path):
+    """A per-group table as of a snapshot: each group's rows at the latest snapshot up to it that
+    replayed the group. The (group, snapshot) pairs are aggregated once per version of
+    ``replayed_groups`` and ``snapshots``: a rewrite of the newest snapshot's replays is read,
+    not the pairs of the version before it."""
+    from jobs.lake.snapshot_views import group_state
+
+    def write(table: str, schema: str, rows: list[tuple], sid: str) -> None:
+        replace_snapshot(spark.createDataFrame(rows, schema), tmp_path, table, sid)
+
+    def offsets(sid: str) -> set[tuple]:
+        return {tuple(r) for r in group_state(spark, tmp_path, "offsets", sid).collect()}
+
+    order, replays = "snapshot_id string, seq int, cluster_id string", "snapshot_id string, group_id string"
+    values = "snapshot_id string, group_id string, committed_offset long"
+    write("snapshots", order, [("s1", 1, "c")], "s1")
+    write("snapshots", order, [("s2", 2, "c")], "s2")
+    write("replayed_groups", replays, [("s1", "g"), ("s1", "h")], "s1")
+    write("replayed_groups", replays, [("s2", "g")], "s2")
+    write("offsets", values, [("s1", "g", 1), ("s1", "h", 5)], "s1")
+    write("offsets", values, [("s2", "g", 2)], "s2")
+    assert offsets("s1") == {("s1", "g", 1), ("s1", "h", 5)}
+    assert offsets("s2") == {("s2", "g", 2), ("s2", "h", 5)}
+    # s2 run again: it replays h too (its offset moved on) and g with no offset left
+    write("offsets", values, [("s2", "h", 6)], "s2")
+    write("replayed_groups", replays, [("s2", "g"), ("s2", "h")], "s2")
+    assert offsets("s2") == {("s2", "h", 6)}
+    assert offsets("s1") == {("s1", "g", 1), ("s1", "h", 5)}

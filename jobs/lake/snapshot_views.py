@@ -85,10 +85,11 @@ class LakeOrder:
 _READS: dict[tuple, list] = {}
 
 
-def _once(lake: Path, table: str, read) -> list:
+def _once(lake: Path, table: str, read, *more) -> list:
     """``read()`` of one of the lake's small listing tables, once per version of the table
-    (:func:`jobs.lake.delta.table_stamp`): every as-of view asks for them."""
-    key = (str(Path(lake).resolve()), table, *table_stamp(lake, table))
+    (:func:`jobs.lake.delta.table_stamp`): every as-of view asks for them. ``more``: the rest of
+    what the value depends on."""
+    key = (str(Path(lake).resolve()), table, *table_stamp(lake, table), *more)
     if key not in _READS:
         _READS[key] = read()
     return _READS[key]
@@ -142,13 +143,34 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
     order = LakeOrder.read(spark, lake)
     upto = order.upto(snapshot_id)
     _not_vacuumed(spark, lake, snapshot_id)
-    seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
-    latest = (read_table(spark, lake, REPLAYED_GROUPS).where(in_ids("snapshot_id", upto))
-              .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
-                                       .alias("snapshot_id")))
+    latest = _latest_replays(spark, lake, order, snapshot_id)
+    pairs = spark.createDataFrame(latest, "group_id string, snapshot_id string")
     rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
-    return (rows.join(latest, ["group_id", "snapshot_id"], "left_semi")
+    return (rows.join(F.broadcast(pairs) if latest.num_rows <= BROADCAST_GROUPS else pairs,
+                      ["group_id", "snapshot_id"], "left_semi")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+
+
+# Up to this many groups, the (group, snapshot of its latest replay) pairs of group_state reach
+# the table's rows by broadcast; more by a shuffle join.
+BROADCAST_GROUPS = 200_000
+
+
+def _latest_replays(spark, lake: Path, order: LakeOrder, snapshot_id: str):
+    """Each group's latest replay up to the snapshot, ``(group_id, snapshot_id)`` as an Arrow
+    table in one chunk, aggregated once per version of ``replayed_groups`` and ``snapshots``
+    (an incremental run reads several per-group tables as of its previous snapshot, a report
+    every one: each used to aggregate ``replayed_groups`` again, a Spark job of its own)."""
+    def read():
+        from pyspark.sql import functions as F
+
+        seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
+        latest = (read_table(spark, lake, REPLAYED_GROUPS)
+                  .where(in_ids("snapshot_id", order.upto(snapshot_id)))
+                  .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
+                                           .alias("snapshot_id")))
+        return latest.toArrow().combine_chunks()
+    return _once(lake, REPLAYED_GROUPS, read, snapshot_id, *table_stamp(lake, SNAPSHOTS))
 
 
 def _not_vacuumed(spark, lake: Path, snapshot_id: str) -> None:
