@@ -82,10 +82,10 @@ class LakeOrder:
         return self.before(seqs[snapshot_id] + 1)
 
 
-_READS: dict[tuple, list] = {}
+_READS: dict[tuple, object] = {}
 
 
-def _once(lake: Path, table: str, read, *more) -> list:
+def _once(lake: Path, table: str, read, *more):
     """``read()`` of one of the lake's small listing tables, once per version of the table
     (:func:`jobs.lake.delta.table_stamp`): every as-of view asks for them. ``more``: the rest of
     what the value depends on."""
