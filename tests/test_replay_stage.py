@@ -76,3 +76,34 @@ def test_one_event_per_batch_and_no_events(events, alone, monkeypatch):
     assert len(out) >= 5 and _rows(pa.Table.from_batches(out, WIDE_SCHEMA)) == alone
     assert list(replay_sorted_groups(iter([]))) == []
     assert OUTPUT_ROWS >= 1000
+
+
+def test_each_group_runs_with_the_cyclic_collector_paused_and_restores_it():
+    """The per-group function runs with the collector off; after each group it is as it was,
+    also when the function raised, and a collector the caller had turned off stays off."""
+    import gc
+
+    from jobs.stages.grouping import each_group
+
+    seen = []
+
+    def fn(group: pa.Table) -> pa.Table:
+        seen.append((group.column("g")[0].as_py(), gc.isenabled()))
+        if group.column("g")[0].as_py() == "boom":
+            raise RuntimeError("boom")
+        return group
+
+    batch = pa.record_batch({"g": ["a", "a", "b"]})
+    assert gc.isenabled()
+    assert pa.Table.from_batches(list(each_group([batch], ["g"], fn))).column("g").to_pylist() \
+        == ["a", "a", "b"]
+    assert seen == [("a", False), ("b", False)] and gc.isenabled()
+    with pytest.raises(RuntimeError):
+        list(each_group([pa.record_batch({"g": ["boom"]})], ["g"], fn))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        list(each_group([batch], ["g"], fn))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -5,11 +5,19 @@ groups that costs more than the groups' own work. :func:`map_groups` instead spr
 group over as many tasks as there are cores, sorts each task's rows by group and runs one
 ``mapInArrow`` per task, which hands each group to the function as soon as its last row has
 arrived (:func:`each_group`). The function sees every group whole and alone either way.
+
+Python's cyclic garbage collector is paused while the function runs on a group
+(:func:`collector_paused`): a group's events are thousands of small objects that all live until
+the group is done, and the collector, triggered every few hundred allocations, would walk them
+again and again (a sixth of the fencing audit's time per group, measured on 60 groups of the
+10M bench lake); what the function leaves behind is collected once it returns.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 import pyarrow as pa
 
@@ -43,7 +51,10 @@ def map_groups_here(spark, df, keys: list[str], fn: Callable[[pa.Table], pa.Tabl
     groups: dict[tuple, list[int]] = {}
     for i, key in enumerate(zip(*(table.column(k).to_pylist() for k in keys))):
         groups.setdefault(key, []).append(i)
-    parts = [fn(table.take(pa.array(rows))) for rows in groups.values()]
+    parts = []
+    for rows in groups.values():
+        with collector_paused():
+            parts.append(fn(table.take(pa.array(rows))))
     return local_frame(spark, pa.concat_tables(parts) if parts else schema.empty_table())
 
 
@@ -54,7 +65,8 @@ def each_group(batches: Iterable[pa.RecordBatch], keys: list[str],
     key, done, rows = None, [], 0
 
     def run() -> int:
-        done.append(fn(pa.Table.from_batches(group)))
+        with collector_paused():
+            done.append(fn(pa.Table.from_batches(group)))
         return done[-1].num_rows
 
     for batch in batches:
@@ -76,3 +88,16 @@ def each_group(batches: Iterable[pa.RecordBatch], keys: list[str],
         run()
     if done:
         yield from pa.concat_tables(done).to_batches()
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off for the block (as it was after it, an exception
+    included); reference counting still frees what the block drops."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
