@@ -7,7 +7,7 @@ JARS   := $(CACHE)/jars
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo check test lint faults jars kafka bench clean chromium
+.PHONY: setup demo check test lint faults jars kafka bench clean chromium prerequisites
 
 setup: $(STAMP) $(JARS)/.fetched $(VENV)/.class-archive
 
@@ -39,7 +39,7 @@ $(VENV)/.class-archive: $(STAMP) $(JARS)/.fetched
 # comparison starts (<downgrade.versions> in build/kafka/pom.xml) and the newer ones whose
 # snapshots it loads (<writer.versions>); Kafka Streams of the suite's release and of each writer
 # release, for the Streams application the suite compiles (tests/integration/test_streams_app.py).
-kafka:
+kafka: $(JARS)/.fetched
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --downgrade
 	OFFSETLAKE_CACHE=$(CACHE) bash build/kafka/fetch.sh --writers
@@ -68,8 +68,15 @@ check: lint
 # rest of the main suite, then the rest of the fault suite (the `faults` marker keeps it out of
 # a main run). Each pytest run ends with its 40 slowest tests (setup and call apart), so where the
 # suite spends its time can be read from any CI log.
-test: setup kafka chromium lint
+test: prerequisites lint
 	bash build/run_tests.sh $(PY) $(PYTEST_ARGS)
+
+# Everything `make test` needs, side by side: on a fresh clone the venv's install (about 5 min),
+# the Kafka jars (about 75 s) and Chromium are mostly downloads, each waiting on its own. The two
+# Maven fetches run one after the other (kafka waits for jars): Maven 3.8's local repository is
+# not safe for two processes writing it at once.
+prerequisites:
+	$(MAKE) --no-print-directory -j3 --output-sync=target setup kafka chromium
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
