@@ -13,7 +13,7 @@ from datetime import datetime, UTC
 
 import pytest
 
-from jobs.lake.views import MATERIALIZED, register_lake, view_files
+from jobs.lake.views import MATERIALIZED, read_by, register_lake, view_files
 from support.lake_fixture import operate_lake, write_lake
 from support.operate_lake import T0, TABLES
 
@@ -283,6 +283,26 @@ def test_every_sql_file_has_a_content_test():
         for match in re.findall(r"^def (test_\w+)\(", module.read_text(), re.M)}
     untested = [name for name in view_files() if f"test_{name}" not in defined]
     assert view_files() and not untested, untested
+
+
+def test_a_query_reads_the_views_it_names_and_what_they_read(tmp_path):
+    """read_by: a view read through another view counts, one no query reaches does not; a name in
+    a comment or as a column only adds what is not needed."""
+    views = {"outer": "select * from inner_view -- not spare_view\n",
+             "inner_view": "select g.group_id from groups as g join offsets using (group_id)",
+             "spare_view": "select * from records",
+             "other": "select 1 as x"}
+    for name, text in views.items():
+        (tmp_path / f"{name}.sql").write_text(text)
+    files = view_files(tmp_path)
+    tables = ["groups", "offsets", "records", "members"]
+
+    chosen, read = read_by(["select * from OUTER where members > 0"], files, tables)
+
+    assert sorted(chosen) == ["inner_view", "outer", "spare_view"]
+    assert read == {"groups", "offsets", "records", "members"}
+    chosen, read = read_by(["select x from other"], files, tables)
+    assert (sorted(chosen), read) == (["other"], set())
 
 
 def test_views_answer_empty_on_a_lake_without_audit_tables(spark, lake, tmp_path):

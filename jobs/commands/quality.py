@@ -44,10 +44,11 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(opened, int):
         return opened
     spark, snapshot_id, _ = opened
-    register_lake(spark, cfg.lake_path, snapshot_id)
     settings = load_section("quality")
     bound = float(settings.get("max_decode_error_rate", 0.001))
-    result = run_quality(spark, suites(bound), snapshot_id, report_dir(cfg.lake_path),
+    checked = suites(bound)
+    register_lake(spark, cfg.lake_path, snapshot_id, needed_by=[s.query for s in checked])
+    result = run_quality(spark, checked, snapshot_id, report_dir(cfg.lake_path),
                          pandas_max_rows=int(settings.get("pandas_max_rows", 0)))
     _print(result)
     return 0 if result.success else EXIT_FAILED

@@ -117,23 +117,53 @@ def _sql_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def read_by(queries, files: dict[str, Path], tables) -> tuple[dict[str, Path], set[str]]:
+    """The views of ``files`` and the ``tables`` that ``queries`` (SQL texts) read, directly or
+    through the views they read: every name a query's text holds, as a word, counts (a column or
+    an alias of the same name only adds a view or table not needed). Spark resolves a view by its
+    name, so a view a query reads always appears in its text."""
+    import re
+
+    words = re.compile(r"[a-z_][a-z0-9_]*")
+    texts = {name: path.read_text().lower() for name, path in files.items()}
+    seen: set[str] = set()
+    pending = [text.lower() for text in queries]
+    while pending:
+        for word in set(words.findall(pending.pop())) - seen:
+            seen.add(word)
+            if word in texts:
+                pending.append(texts[word])
+    return {name: path for name, path in files.items() if name in seen}, set(tables) & seen
+
+
 def register_lake(spark, lake: Path, snapshot_id: str | None = None,
                   sql_dir: Path = SQL_DIR, settings: dict | None = None,
-                  frames: dict | None = None, materialize: bool = False) -> Catalog:
+                  frames: dict | None = None, materialize: bool = False,
+                  needed_by=None) -> Catalog:
     """Register the lake's tables (only ``snapshot_id``'s rows when given; in an incremental
     lake, each table as of the snapshot: :func:`jobs.lake.snapshot_views.as_of`), the one-row
     ``settings`` view (``settings``, default the ``insights`` section of conf/; with a
     ``snapshot_id``, its captured broker configs over conf/: :func:`snapshot_settings`) and the
     ``sql/`` views. ``frames`` (table -> DataFrame of ``snapshot_id``'s rows, as a run holds them) stand
     in for the lake's tables of the same name. ``materialize``: compute each view of
-    :data:`MATERIALIZED` once and hold it, for a caller about to run many views."""
+    :data:`MATERIALIZED` once and hold it, for a caller about to run many views.
+    ``needed_by``: SQL texts, the only queries the caller will run: only the tables and views they
+    read are registered (:func:`read_by`; each view costs an analysis when registered: the
+    insight rules read 6 of the 20)."""
     from jobs.lake.delta import direct_snapshot
     from jobs.lake.snapshot_views import as_of, is_incremental
+    from jobs.lake.tables import BROKER_CONFIGS
 
     catalog = Catalog()
     frames = frames or {}
     incremental = snapshot_id is not None and is_incremental(lake)
-    for name in sorted(set(lake_tables(lake)) | set(frames)):
+    files = view_files(sql_dir)
+    names = set(lake_tables(lake)) | set(frames)
+    if needed_by is not None:
+        # broker_configs: read for the settings row (snapshot_settings)
+        files, names = read_by([*needed_by, BROKER_CONFIGS], files,
+                               names | set(contract_columns()))
+    for name in sorted(names & (set(lake_tables(lake)) | set(frames))):
         df = frames.get(name)
         if df is None and incremental:
             df = as_of(spark, lake, name, snapshot_id)   # None: written whole per snapshot
@@ -150,14 +180,14 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
         df.createOrReplaceTempView(name)
         catalog.tables.append(name)
     for name, columns in contract_columns().items():
-        if name not in catalog.tables:
+        if name not in catalog.tables and (needed_by is None or name in names):
             ddl = ", ".join(f"`{col}` {dtype}" for col, dtype in columns)
             spark.createDataFrame([], ddl).createOrReplaceTempView(name)
             catalog.placeholders.append(name)
     settings = snapshot_settings(spark, snapshot_id, settings)
     settings_frame(spark, settings).createOrReplaceTempView(SETTINGS_VIEW)
     catalog.views.append(SETTINGS_VIEW)
-    _register_views(spark, view_files(sql_dir), catalog)
+    _register_views(spark, files, catalog)
     if materialize:
         for name in MATERIALIZED:
             if name in catalog.views:

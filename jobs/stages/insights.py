@@ -39,14 +39,16 @@ def insight_findings(spark, lake: Path, snapshot_id: str, frames: dict | None = 
     files = rule_files() if rules_dir is None else rule_files(rules_dir)
     if not files:
         return None
-    register_lake(spark, lake, snapshot_id, frames=frames, settings=settings, materialize=True)
+    texts = {rule_id: path.read_text() for rule_id, path in files.items()}
+    register_lake(spark, lake, snapshot_id, frames=frames, settings=settings, materialize=True,
+                  needed_by=texts.values())
     names = [name for name, _, _ in FINDINGS_COLUMNS]
     parts = []
     for rule_id, path in files.items():
         rule = RULES.get(rule_id)
         if rule is None:
             raise InsightRuleError(f"{path}: rule {rule_id} is not in the registry")
-        df = spark.sql(path.read_text())
+        df = spark.sql(texts[rule_id])
         if df.columns != names:
             raise InsightRuleError(f"{path}: columns {df.columns}, expected {names}")
         allowed = list(SEVERITIES[:SEVERITIES.index(rule.severity) + 1])
