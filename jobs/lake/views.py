@@ -149,7 +149,7 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
     :data:`MATERIALIZED` once and hold it, for a caller about to run many views.
     ``needed_by``: SQL texts, the only queries the caller will run: only the tables and views they
     read are registered (:func:`read_by`; each view costs an analysis when registered: the
-    insight rules read 6 of the 20)."""
+    insight rules read 7 of the 20)."""
     from jobs.lake.delta import direct_snapshot
     from jobs.lake.snapshot_views import as_of, is_incremental
     from jobs.lake.tables import BROKER_CONFIGS
@@ -158,12 +158,12 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
     frames = frames or {}
     incremental = snapshot_id is not None and is_incremental(lake)
     files = view_files(sql_dir)
-    names = set(lake_tables(lake)) | set(frames)
+    present = set(lake_tables(lake)) | set(frames)
+    names = present | set(contract_columns())   # what is registered: a table or a placeholder
     if needed_by is not None:
         # broker_configs: read for the settings row (snapshot_settings)
-        files, names = read_by([*needed_by, BROKER_CONFIGS], files,
-                               names | set(contract_columns()))
-    for name in sorted(names & (set(lake_tables(lake)) | set(frames))):
+        files, names = read_by([*needed_by, BROKER_CONFIGS], files, names)
+    for name in sorted(names & present):
         df = frames.get(name)
         if df is None and incremental:
             df = as_of(spark, lake, name, snapshot_id)   # None: written whole per snapshot
@@ -180,7 +180,7 @@ def register_lake(spark, lake: Path, snapshot_id: str | None = None,
         df.createOrReplaceTempView(name)
         catalog.tables.append(name)
     for name, columns in contract_columns().items():
-        if name not in catalog.tables and (needed_by is None or name in names):
+        if name not in catalog.tables and name in names:
             ddl = ", ".join(f"`{col}` {dtype}" for col, dtype in columns)
             spark.createDataFrame([], ddl).createOrReplaceTempView(name)
             catalog.placeholders.append(name)
