@@ -60,11 +60,14 @@ def spark():
     """A real ``local[2]`` Spark session with Delta, few shuffle partitions and the UI off. Its
     queries run interpreted, as a short job's do: every test's data is small (test_lag.py and
     test_run_insights.py 390 s -> 317 s); its JVM keeps the full JIT, which a long session
-    repays."""
+    repays, and collects with the serial collector: on 2 cores G1's concurrent threads cost
+    more than they save for a heap of small jobs (four modules, twice beside each other: 603 ->
+    534 and 561 -> 508 CPU s, wall time no longer)."""
     from jobs.runtime.session import get_spark, keep_short
 
     cfg = load_config(env={"OFFSETLAKE_SPARK__MASTER": "local[2]",
-                           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2"})
+                           "OFFSETLAKE_SPARK__SHUFFLE_PARTITIONS": "2",
+                           "OFFSETLAKE_SPARK__JAVA_OPTIONS": "-XX:+UseSerialGC"})
     session = get_spark(cfg, app_name="offsetlake-tests")
     keep_short(session, cfg)
     yield session

@@ -65,6 +65,19 @@ def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypat
     assert not set(cfg.spark.short_run_conf) & set(long)
 
 
+def test_java_options_reach_every_local_driver_short_or_not(monkeypatch, tmp_path):
+    from pyspark.sql import SparkSession
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path),
+                           "OFFSETLAKE_SPARK__JAVA_OPTIONS": "-XX:+UseSerialGC -Xss4m"})
+    short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
+    long = configure_builder(SparkSession.Builder(), cfg)._options
+    assert short["spark.driver.extraJavaOptions"].split()[1:] == [
+        "-XX:+UseSerialGC", "-Xss4m", "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
+    assert long["spark.driver.extraJavaOptions"].split()[1:] == ["-XX:+UseSerialGC", "-Xss4m"]
+
+
 def test_only_a_snapshot_the_driver_reads_is_a_short_run(tmp_path):
     from jobs.stages.ingest import read_in_driver
 

@@ -31,6 +31,8 @@ class SparkSettings:
     shuffle_partitions: int = 8
     log_level: str = "ERROR"
     conf: Mapping[str, str] = field(default_factory=dict)
+    # JVM options every local driver starts with (short run or not).
+    java_options: str = ""
     # JVM options added to a local driver for a short run (a snapshot the driver reads itself).
     short_run_java_options: str = ""
     # Spark settings a short job's session gets too (interpreted queries: no generated code).
@@ -107,6 +109,7 @@ def load_config(path: str | os.PathLike | None = None,
             shuffle_partitions=int(spark_raw.get("shuffle_partitions", 8)),
             log_level=str(spark_raw.get("log_level", "ERROR")).upper(),
             conf={str(k): str(v) for k, v in (spark_raw.get("conf") or {}).items()},
+            java_options=str(spark_raw.get("java_options") or ""),
             short_run_java_options=str(spark_raw.get("short_run_java_options") or ""),
             short_run_conf={str(k): str(v)
                             for k, v in (spark_raw.get("short_run_conf") or {}).items()},

@@ -41,8 +41,9 @@ def _under_spark_submit() -> bool:
 
 
 def driver_java_options(cfg: Config, short: bool = False) -> str:
-    """The options a local driver JVM starts with: offsetlake's log settings, the class archive
-    (``jobs.runtime.cds``) and, for a ``short`` job, ``spark.short_run_java_options``. The DAG
+    """The options a local driver JVM starts with: offsetlake's log settings,
+    ``spark.java_options``, for a ``short`` job ``spark.short_run_java_options``, and the class
+    archive (``jobs.runtime.cds``). The DAG
     hands them to spark-submit (``spark.driver.extraJavaOptions``), where no builder sets them.
 
     >>> cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": ""})
@@ -50,6 +51,7 @@ def driver_java_options(cfg: Config, short: bool = False) -> str:
     '-Dlog4j.configurationFile=file:.../conf/log4j2.properties -XX:TieredStopAtLevel=1 ...'
     """
     return " ".join(o for o in (f"-Dlog4j.configurationFile=file:{LOG4J_CONF}",
+                                cfg.spark.java_options,
                                 cfg.spark.short_run_java_options if short else "",
                                 class_archive_options(cfg)) if o)
 
