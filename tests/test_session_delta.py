@@ -50,11 +50,11 @@ def test_a_short_run_gets_its_own_java_options_and_a_long_one_does_not(monkeypat
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path)})  # no archive
     assert cfg.spark.short_run_java_options == \
-        "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+        "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
     assert short["spark.driver.extraJavaOptions"].split()[1:] == [
-        "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
+        "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m", "-XX:+UseSerialGC"]
     assert long["spark.driver.extraJavaOptions"].split() == [
         short["spark.driver.extraJavaOptions"].split()[0]]
     assert "log4j" in long["spark.driver.extraJavaOptions"]
@@ -70,12 +70,12 @@ def test_java_options_reach_every_local_driver_short_or_not(monkeypatch, tmp_pat
 
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": str(tmp_path),
-                           "OFFSETLAKE_SPARK__JAVA_OPTIONS": "-XX:+UseSerialGC -Xss4m"})
+                           "OFFSETLAKE_SPARK__JAVA_OPTIONS": "-Xss4m"})
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
     assert short["spark.driver.extraJavaOptions"].split()[1:] == [
-        "-XX:+UseSerialGC", "-Xss4m", "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
-    assert long["spark.driver.extraJavaOptions"].split()[1:] == ["-XX:+UseSerialGC", "-Xss4m"]
+        "-Xss4m", *cfg.spark.short_run_java_options.split()]
+    assert long["spark.driver.extraJavaOptions"].split()[1:] == ["-Xss4m"]
 
 
 def test_only_a_snapshot_the_driver_reads_is_a_short_run(tmp_path):
@@ -105,7 +105,7 @@ def test_every_local_run_maps_the_class_archive_when_setup_built_one(monkeypatch
     short = configure_builder(SparkSession.Builder(), cfg, short=True)._options
     long = configure_builder(SparkSession.Builder(), cfg)._options
     assert short["spark.driver.extraJavaOptions"].split()[1:] == [
-        "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m",
+        *cfg.spark.short_run_java_options.split(),
         f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
     assert long["spark.driver.extraJavaOptions"].split()[1:] == [
         f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"]
