@@ -43,8 +43,8 @@ def _under_spark_submit() -> bool:
 def driver_java_options(cfg: Config, short: bool = False) -> str:
     """The options a local driver JVM starts with: offsetlake's log settings,
     ``spark.java_options``, for a ``short`` job ``spark.short_run_java_options``, and the class
-    archive (``jobs.runtime.cds``). The DAG
-    hands them to spark-submit (``spark.driver.extraJavaOptions``), where no builder sets them.
+    archive (``jobs.runtime.cds``). The DAG hands them to spark-submit
+    (``spark.driver.extraJavaOptions``), where no builder sets them.
 
     >>> cfg = load_config(env={"OFFSETLAKE_SPARK__CLASS_ARCHIVE_DIR": ""})
     >>> driver_java_options(cfg, short=True)  # doctest: +ELLIPSIS
