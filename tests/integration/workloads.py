@@ -216,9 +216,12 @@ class Workloads:
         self.close()
 
     def close(self) -> None:
-        """Close every member still alive (cleanly: they leave their groups)."""
+        """Close every member still alive (cleanly: they leave their groups), then let go of the
+        admin client: a handle that outlives its broker reconnects to it until the process ends,
+        logging "Connection refused" (the brokers leg's end, two such handles)."""
         for name in list(self.members):
             self.members.pop(name).stop(close=True)
+        self.admin = None
 
     def group(self, name: str) -> str:
         return f"{self.prefix}-{name}"
