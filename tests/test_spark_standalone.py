@@ -121,8 +121,8 @@ def assert_same_tables(spark, left: Path, right: Path, tables: list[str]) -> Non
 
     for table in tables:
         a, b = (Counter(map(repr, comparable(spark, lake, table).collect())) for lake in (left, right))
-        only = {left.name: sorted((a - b).elements())[:5], right.name: sorted((b - a).elements())[:5]}
-        assert a == b, (table, only)
+        assert a == b, (table, {left.name: sorted((a - b).elements())[:5],
+                                right.name: sorted((b - a).elements())[:5]})
 
 
 def test_pipeline_on_a_standalone_cluster_equals_the_local_run(spark, cluster, tmp_path):
