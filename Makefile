@@ -52,8 +52,8 @@ demo: setup
 
 # Test tiers (markers given by tests/conftest.py, described in pyproject.toml and the README):
 #   make check   lint + the `unit` tier: no JVM, no broker, no Airflow; under 2 minutes on 2 cores
-#   make test    lint + everything: two legs side by side, each part of the main suite (all but
-#                `faults`) then part of the fault suite
+#   make test    lint + everything: two legs side by side, each one pytest run of part of the
+#                main suite (all but `faults`) and part of the fault suite
 #   make faults  the fault suite alone
 # One tier by hand: .venv/bin/python -m pytest -m spark (or submit, airflow, integration, oracle).
 
@@ -65,9 +65,9 @@ check: lint
 
 # Lint first (ruff, configured in pyproject.toml), then every test as two legs side by side, one
 # per core (build/run_tests.sh): the broker tests, then part of the fault suite; beside them the
-# rest of the main suite, then the rest of the fault suite (the `faults` marker keeps it out of
-# a main run). Each pytest run ends with its 40 slowest tests (setup and call apart), so where the
-# suite spends its time can be read from any CI log.
+# rest of the main suite and the rest of the fault suite (each leg one pytest run, which selects
+# the `faults` marker that pyproject.toml deselects by default). Each leg ends with its 40 slowest
+# tests (setup and call apart), so where the suite spends its time can be read from any CI log.
 test: prerequisites lint
 	bash build/run_tests.sh $(PY) $(PYTEST_ARGS)
 
@@ -81,8 +81,8 @@ prerequisites:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-# The fault suite alone (tests/faults, marker `faults`; `make test` runs it in two parts, after
-# the main suite's two runs):
+# The fault suite alone (tests/faults, marker `faults`; `make test` runs it in two parts, each in
+# the pytest run of one leg):
 # about 15 min on 2 cores. Mounting the small full filesystem needs root; without it that case is skipped.
 faults: setup
 	$(PY) -m pytest -m faults tests/faults $(PYTEST_ARGS)
