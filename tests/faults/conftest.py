@@ -3,7 +3,7 @@ concurrent and space-starved inputs, each compared with a clean run table by tab
 
 Every test here carries the ``faults`` marker, which ``pyproject.toml`` deselects by default;
 run them with ``make faults`` (or ``pytest -m faults tests/faults``). ``make test`` runs them in
-each leg's one pytest run, after the main suite's tests, so they share its warm Spark session
+the same pytest run as the main suite's tests of each leg, so they share its Spark session
 (``tests/conftest.py``): their reference runs and reruns are in-session; the runs under test are
 CLI processes of their own, which the session does not change.
 """
