@@ -297,15 +297,19 @@ def test_the_history_audit_keeps_what_compaction_removed_and_is_partial_across_g
         spark, of01, capsys):
     """On the OF-01 lake (:func:`of01`): the audit of the compacted snapshot (as of it) can only
     call the commit partial, its evidence being removed; the history audit through it finds the
-    violation, the lake having kept the removed record. A lake that never saw the log whole has
-    those offsets as gaps: partial there too."""
+    violation, the lake having kept the removed record, and so does the run's fencing audit of
+    the snapshot (``fencing_findings``: each group's history). A lake that never saw the log
+    whole has those offsets as gaps: partial there too."""
     from jobs.cli import main as offsetlake
     from jobs.lake.increments import HISTORY_FINDINGS
+    from jobs.lake.snapshot_views import group_state
     from jobs.stages.audit import audit_history, audit_lake
 
     root, whole, compacted, lake, at = of01
     assert _of01(audit_lake(spark, lake, "whole").findings) == [("g", at, "violation")]
     assert _of01(audit_lake(spark, lake, "compacted").findings) == [("g", at, "partial")]
+    run = [r.asDict() for r in group_state(spark, lake, "fencing_findings", "compacted").collect()]
+    assert _of01(run) == [("g", at, "violation")]
     capsys.readouterr()
     assert offsetlake(["audit", "--lake", str(lake), "--history", "--rule", "OF-01",
                        "--fail-on", "high"]) == 8
@@ -388,19 +392,22 @@ def test_an_older_snapshot_is_refused_or_backfilled_beside_the_lake_s_snapshots(
     assert _of01(audit_lake(spark, lake, "whole-again").findings) == [("g", at, "violation")]
 
 
-def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_regime_and_gaps(spark, tmp_path):
+def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_and_regime_not_compaction(
+        spark, tmp_path):
     """A group the snapshot did not change can still be audited otherwise than before: its
     fencing findings depend on the snapshot's time (an open transaction ages past the timeout:
-    TX-01, whose age is in its details), on the gaps before them (a record of another group
-    compacted away before an OF-01 makes it partial) and on the regime (a 4.3 writer's first
-    AssignmentEpochs). One partition, groups g (OF-01), t (an open transaction) and o (commits,
-    its first one compacted away), then k (joins with assignment epochs): every snapshot's
-    ``fencing_findings`` as of it equal the full run's."""
+    TX-01, whose age is in its details) and on the regime (a 4.3 writer's first
+    AssignmentEpochs); not on what compaction removes, the lake keeping it (a record of another
+    group compacted away before an OF-01 makes a full run's of that snapshot partial, not the
+    lake's). One partition, groups g (OF-01), t (an open transaction) and o (commits, its first
+    one compacted away), then k (joins with assignment epochs): every snapshot's
+    ``fencing_findings`` as of it equal the history audit through it."""
     from support.scenarios import Scenario
     from support.scenarios.log import write_partition
 
     from jobs.cli import main as offsetlake
     from jobs.lake.snapshot_views import group_state
+    from jobs.stages.audit import audit_history
 
     s = Scenario("o", assignment_epochs=False)
     s.offset_commit({"bar": {0: 1}})
@@ -420,43 +427,94 @@ def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_regime_and_gap
     write_partition(s.batches[1:], tmp_path / "s3", s.partition)
     snapshots["s3"] = tmp_path / "s3"
 
-    # the lake's first snapshot is replayed whole, as a full run replays it: the later two are
-    # compared with full runs
     lake, full = tmp_path / "lake", tmp_path / "full"
     for sid, path in snapshots.items():
         assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
-        if sid != "s1":
-            assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
-                               "--full"]) == 0
+    assert offsetlake(["run", str(snapshots["s2"]), "--lake", str(full), "--snapshot-id", "s2",
+                       "--full"]) == 0
 
-    def found(frame) -> list[tuple]:
-        return sorted((r.group_id, r.rule_id, r.log_offset, r.verdict, r.message, r.details)
-                      for r in frame.collect())
+    def found(rows) -> list[tuple]:
+        return sorted((r["group_id"], r["rule_id"], r["log_offset"], r["verdict"], r["message"],
+                       r["details"]) for r in rows)
 
-    def rules(sid: str) -> list[tuple]:
-        return [(g, rule, verdict) for g, rule, _, verdict, _, _ in
-                found(group_state(spark, lake, "fencing_findings", sid))
+    def run(sid: str) -> list[tuple]:
+        return found(r.asDict() for r in group_state(spark, lake, "fencing_findings", sid)
+                     .collect())
+
+    def rules(rows) -> list[tuple]:
+        return [(g, rule, verdict) for g, rule, _, verdict, _, _ in rows
                 if rule in ("OF-01", "TX-01")]
 
-    for sid in ("s2", "s3"):
-        expected = found(read_table(spark, full, "fencing_findings").where(f"snapshot_id = '{sid}'"))
-        assert found(group_state(spark, lake, "fencing_findings", sid)) == expected, sid
-    # the causes: TX-01 and OF-01 partial from s2 on, the relaxed regime in s3
-    assert rules("s1") == [("g", "OF-01", "violation")]
-    assert rules("s2") == rules("s3") == [("g", "OF-01", "partial"), ("t", "TX-01", "violation")]
+    for sid in snapshots:
+        assert run(sid) == found(audit_history(spark, lake, sid).findings), sid
+    # the causes: TX-01 from s2 on (time), the relaxed regime in s3; OF-01 stays a violation,
+    # where the full run of the compacted s2 can only call it partial
+    assert rules(run("s1")) == [("g", "OF-01", "violation")]
+    assert rules(run("s2")) == rules(run("s3")) == [("g", "OF-01", "violation"),
+                                                    ("t", "TX-01", "violation")]
+    assert rules(found(r.asDict() for r in read_table(spark, full, "fencing_findings")
+                       .collect())) == [("g", "OF-01", "partial"), ("t", "TX-01", "violation")]
     regimes = read_table(spark, lake, "fencing_audits").orderBy("snapshot_id").collect()
     assert [r.regime for r in regimes] == ["strict", "strict", "relaxed"]
-    # which groups each snapshot replayed, and why (replayed_groups keeps what the audit read)
+    # which groups each snapshot replayed, and why (replayed_groups keeps what the audit read):
+    # o for its new commit, t for its deadline; in s3 every group (the regime)
     replayed = {(r.snapshot_id, r.group_id): r for r in
                 read_table(spark, lake, "replayed_groups").collect()}
     assert sorted(k for k in replayed if k[0] != "s1") == [
-        ("s2", "g"), ("s2", "o"), ("s2", "t"), ("s3", "g"), ("s3", "k"), ("s3", "o"), ("s3", "t")]
+        ("s2", "o"), ("s2", "t"), ("s3", "g"), ("s3", "k"), ("s3", "o"), ("s3", "t")]
     t1 = replayed[("s1", "t")]
     assert (t1.findings_valid_from, t1.evidence_partition) == (None, None)
     assert t1.findings_valid_until == began + 900_000 + 1   # past TX-01's deadline
-    assert (replayed[("s1", "g")].evidence_partition, replayed[("s1", "g")].evidence_from,
-            replayed[("s1", "g")].evidence_until) == (0, 0, 6)   # OF-01 at 6 rests on [0, 6)
-    assert replayed[("s2", "g")].evidence_partition is None      # partial now: nothing to lose
+    # o's first commit created it and named nothing else: its state rests on it
+    assert replayed[("s1", "o")].touch_offsets == [0]
+    assert replayed[("s2", "o")].touch_offsets == [min(
+        r.log_offset for r in read_table(spark, full, "offset_commits")
+        .where("group_id = 'o'").collect())]
+
+
+def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_record(
+        spark, tmp_path):
+    """Group c (a simple group: commits only) commits bar-0 three times, group d once; then d
+    commits again and the cleaner removes c's second commit (superseded, and not the first,
+    which created c): only d is replayed. Then the cleaner removes c's first commit too: c is
+    replayed, its group row now resting on its last commit. As of each snapshot, the state
+    tables are the full run's of it."""
+    from support.scenarios import Scenario
+    from support.scenarios.log import write_partition
+
+    from jobs.cli import main as offsetlake
+    from jobs.lake.snapshot_views import group_state
+
+    s = Scenario("c", assignment_epochs=False)
+    for offset in (1, 2, 3):
+        s.offset_commit({"bar": {0: offset}})
+    s.group("d").offset_commit({"baz": {0: 1}})
+    paths = {"s1": s.write(tmp_path / "s1")}
+    s.group("d").offset_commit({"baz": {0: 2}})
+    first, second, *rest = s.batches
+    paths["s2"] = write_partition([first, *rest], tmp_path / "s2", s.partition)
+    paths["s3"] = write_partition(rest, tmp_path / "s3", s.partition)
+    lake, full = tmp_path / "lake", tmp_path / "full"
+    for sid, path in paths.items():
+        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
+        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
+                           "--full"]) == 0
+
+    replayed = {}
+    for r in read_table(spark, lake, "replayed_groups").collect():
+        replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
+    assert replayed == {"s1": {"c", "d"}, "s2": {"d"}, "s3": {"c"}}
+    assert [r.offset for r in read_table(spark, lake, RECORD_REMOVALS).orderBy("snapshot_id")
+            .collect()] == [second.base_offset, first.base_offset]
+    for sid in paths:
+        for table in ("groups", "members", "offsets", "fencing_findings"):
+            expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
+            assert (sorted(map(str, group_state(spark, lake, table, sid).collect()))
+                    == sorted(map(str, expected.collect()))), (sid, table)
+    created = {sid: read_table(spark, full, "groups").where(f"snapshot_id = '{sid}'")
+               .where("group_id = 'c'").first().log_offset for sid in paths}
+    assert created == {"s1": first.base_offset, "s2": first.base_offset,
+                       "s3": rest[0].base_offset}
 
 
 def test_a_topic_name_one_group_learns_or_loses_renames_another_group_s_assignments(

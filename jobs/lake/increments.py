@@ -81,10 +81,11 @@ GAPS_COLUMNS = (
 
 REPLAYED_GROUPS = "replayed_groups"
 REPLAYED_GROUPS_COLUMNS = (
-    ("snapshot_id", "string", "a snapshot that replayed the group again: it changed the "
-                              "group's records (new ones, or ones compaction removed), or what "
+    ("snapshot_id", "string", "a snapshot that replayed the group again: it brought new records "
+                              "of the group, removed one its state rests on (a membership "
+                              "record, a tombstone, a commit of touch_offsets), or changed what "
                               "its fencing findings depend on (the regime, the snapshot's time, "
-                              "a gap before them); its state rows were written again"),
+                              "a gap of the lake filled); its state rows were written again"),
     ("group_id", "string", "the group"),
     ("findings_valid_from", "bigint", "its fencing findings hold for snapshots whose newest "
                                       "timestamp (ms) is at least this; null: no lower bound"),
@@ -93,10 +94,17 @@ REPLAYED_GROUPS_COLUMNS = (
                                        "snapshot outside it audits the group again"),
     ("evidence_partition", "int", "the partition of __consumer_offsets holding the group's "
                                   "records; null when none of its findings could turn partial"),
-    ("evidence_from", "bigint", "a record compaction removes at an offset from this one"),
+    ("evidence_from", "bigint", "a gap from this offset"),
     ("evidence_until", "bigint", "up to this one (exclusive) would make one of its findings "
-                                 "that is not partial partial: a later snapshot that removes one "
-                                 "audits the group again"),
+                                 "that is not partial partial. The lake keeps what compaction "
+                                 "removes, so only a snapshot's own audit (offsetlake audit of "
+                                 "a lake of full runs) loses evidence there"),
+    ("touch_offsets", "array<bigint>", "the offset commits the group's state rests on besides "
+                                       "each key's newest record: the first commit after each "
+                                       "group tombstone (it creates a simple group) and the "
+                                       "first naming each topic id. Compaction removing one "
+                                       "replays the group; null (a lake written before the "
+                                       "column): any removed commit does"),
 )
 
 GROUP_TOPIC_NAMES = "group_topic_names"
@@ -134,6 +142,8 @@ BACKFILLS_COLUMNS = (
 # groups it replayed (replayed_groups); a group's state at snapshot S is its rows at the latest
 # snapshot up to S that replayed it. History: a snapshot writes the rows of the records it was
 # the first to hold, so the lake keeps every record's row once, compaction or not.
+# fencing_findings is stored as per-group state, and is the fencing audit of each group's
+# history: every record of it the lake has held (docs/lake.md, "Fencing findings of history").
 GROUP_STATE_TABLES = ("groups", "members", "member_assignments", "target_assignments", "offsets",
                       "fencing_findings")
 HISTORY_TABLES = ("offset_commits", "epochs", "transactions", "violations")

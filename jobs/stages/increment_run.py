@@ -2,14 +2,15 @@
 then replay only the groups the snapshot changed (docs/lake.md, "Across snapshots").
 
 A group's replay depends on its own records alone (and on the transaction markers of its
-transactional commits), so a group none of whose records is new, removed by compaction, or ended
-by a new or removed marker replays to exactly what it replayed to at the previous snapshot: its
-state rows are not written again. The groups the snapshot did change are replayed from every
-record the lake holds of them as of the snapshot (held offset commits typed from ``records``,
-held membership records decoded again from their bytes, the new ones as the ingest decoded
-them), by the same stage as a full run
-(:func:`jobs.stages.pipeline.replay`), and their fencing audit runs with the snapshot-wide facts
-of the whole snapshot (its regime, its time, where compaction left gaps, topic names).
+transactional commits), so a group none of whose records is new, or ended by a new or removed
+marker, and of which compaction removed nothing its state rests on (:func:`touched_groups`),
+replays to exactly what it replayed to at the previous snapshot: its state rows are not written
+again. The groups the snapshot did change are replayed from every record the lake holds of them
+as of the snapshot (held offset commits typed from ``records``, held membership records decoded
+again from their bytes, the new ones as the ingest decoded them), by the same stage as a full
+run (:func:`jobs.stages.pipeline.replay`). Their fencing audit reads their history: those
+records and the ones compaction removed (:func:`removed_rows`), partial only across the lake's
+gaps, with the snapshot's regime and time and the topic names the lake knows.
 
 What is written for the snapshot:
 
@@ -79,8 +80,11 @@ def _held_records(spark, lake: Path, inc: Increment):
 
 
 def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
-    """The groups whose records the snapshot changed: a new record, a record compaction removed,
-    or a transactional commit whose partition got a new transaction marker or lost one."""
+    """The groups whose state the snapshot can change: a new record; a transactional commit
+    whose partition got a new transaction marker or lost one; or a removed record the group's
+    state rests on (:func:`_state_removals`). A group compaction only removed superseded offset
+    commits of is left alone: the newest record of each key is what its state rows come from,
+    and its fencing findings audit every record the lake held, removed or not."""
     from pyspark.sql import functions as F
 
     is_data = (F.col("row_kind") == "record") & ~F.col("is_control")
@@ -90,13 +94,42 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
     if inc.earlier:
         held_records = _held_records(spark, lake, inc)
         removed = small(inc.removed.select(*KEYS), inc.removed_count)
-        found = found.unionByName(held_records.join(removed, KEYS, "left_semi").select("group_id"))
+        found = found.unionByName(_state_removals(spark, lake, inc, held_records
+                                                  .join(removed, KEYS, "left_semi")))
         marker_partitions = marker_partitions.unionByName(
             inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi").select("partition"))
         transactional = (held_records.where("is_transactional")
                          .join(F.broadcast(marker_partitions.distinct()), ["partition"], "left_semi"))
         found = found.unionByName(inc.present(transactional).select("group_id"))
     return sorted(r[0] for r in found.where(F.col("group_id").isNotNull()).distinct().collect())
+
+
+def _state_removals(spark, lake: Path, inc: Increment, removed_records):
+    """``group_id`` of the groups whose state a removal of ``removed_records`` (``records`` rows
+    the snapshot no longer holds) can change: compaction keeps each key's newest record, which
+    the state rows come from, so only a removed membership record (it may name topics or carry
+    what the newer one does not), a tombstone, or an offset commit among the group's
+    ``touch_offsets`` (the first commit creating a simple group or naming a topic id) can; a
+    group whose last replay kept no touch offsets (a lake written before them) counts for any
+    removed commit."""
+    from pyspark.sql import functions as F
+
+    from jobs.lake.snapshot_views import group_state
+    from jobs.stages.decode import OFFSET_COMMIT_TYPES
+
+    removed = removed_records.select("group_id", "offset", "record_type", "is_tombstone")
+    is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
+    kinds = removed.where(~is_commit | F.col("is_tombstone")).select("group_id")
+    commits = removed.where(is_commit & ~F.col("is_tombstone")).select("group_id", "offset")
+    latest = group_state(spark, lake, REPLAYED_GROUPS, inc.earlier[-1])
+    touches = (latest.select("group_id", "touch_offsets") if "touch_offsets" in latest.columns
+               else latest.select("group_id", F.lit(None).cast("array<bigint>")
+                                  .alias("touch_offsets")))
+    at_touch = (commits.join(touches, ["group_id"], "left")
+                .where(F.col("touch_offsets").isNull()
+                       | F.array_contains("touch_offsets", F.col("offset")))
+                .select("group_id"))
+    return kinds.unionByName(at_touch)
 
 
 def _as_staged_rows(raw, decoded=None):
@@ -140,6 +173,43 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     columns = [f.name for f in ROW_SCHEMA] + [f.name for f in decoded_fields()]
     commits = _held_commits(of_groups.where(is_commit)).select(*columns)
     return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
+
+
+def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path):
+    """The records of ``groups`` the lake held and the snapshot no longer holds (compaction
+    removed them), for the fencing audit of the groups' history, which reads every record the
+    lake held (docs/lake.md, "Fencing findings of history"): ``(records, membership, commits)``,
+    as the replay's ``records`` rows, its staged decoded membership rows and its resolved
+    ``offset_commits`` rows of them (their outcome is not read by the audit). None when the
+    lake has removed nothing."""
+    from pyspark.sql import functions as F
+
+    from jobs.replay import TABLE_COLUMNS
+    from jobs.stages import offsets as sql
+    from jobs.stages.decode import OFFSET_COMMIT_TYPES, decode_frame
+    from jobs.stages.segment_rows import ROW_SCHEMA
+
+    if not inc.earlier:
+        return None
+    gone = hold(spark, inc.gone.select(*KEYS), staging, "gone", local=False)
+    count = gone.count()
+    if not count:
+        return None
+    of_groups = hold(spark, _held_records(spark, lake, inc)
+                     .join(F.broadcast(groups), ["group_id"], "left_semi")
+                     .join(small(gone, count), KEYS, "left_semi"), staging, "removed_rows",
+                     local=False)
+    is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
+    keys = of_groups.where(~is_commit).select(*KEYS)
+    membership = decode_frame(_as_staged_rows(
+        inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")), ROW_SCHEMA)
+    commits = _held_commits(of_groups.where(is_commit))
+    no_markers = spark.createDataFrame(
+        [], "partition int, offset bigint, producer_id bigint, control_type string")
+    resolved = sql.resolve_commits(commits, no_markers).select(
+        F.lit(inc.snapshot_id).alias("snapshot_id"),
+        *[name for name, _ in TABLE_COLUMNS["offset_commits"]])
+    return of_groups, membership.where(F.col("error_reason").isNull()), resolved
 
 
 def _held_commits(records):
@@ -218,11 +288,13 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
-             regime: str):
-    """The replayed groups' fencing audit under the snapshot-wide facts: ``(audits, findings,
-    windows)``, windows as :func:`jobs.stages.audit.windows_of` gives them. Compaction's ranges
-    come from the lake's gaps and removals, the snapshot's newest timestamp from the previous
-    one's (:mod:`jobs.stages.snapshot_facts`); the audit reads the snapshot's markers, not its
+             regime: str, removed=None):
+    """The replayed groups' fencing audit over their history (every record of them the lake
+    has held: the snapshot's, and ``removed``, :func:`removed_rows`) under the snapshot-wide
+    facts: ``(audits, findings, windows)``, windows as :func:`jobs.stages.audit.windows_of`
+    gives them. The ranges where evidence is partial are the lake's gaps (offsets no snapshot
+    held), the snapshot's newest timestamp comes from the previous one's
+    (:mod:`jobs.stages.snapshot_facts`); the audit reads every marker the lake held, not its
     other records."""
     from pyspark.sql import functions as F
 
@@ -233,13 +305,19 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
-    gaps = compaction_ranges(spark, lake, inc.earlier, inc.gaps, inc.removed)
-    if gaps is None:
-        gaps = compacted_ranges(snapshot_raw(inc, new_rows))
+    records, commits = frames[RECORDS], frames["offset_commits"]
+    if removed is not None:
+        held, gone_membership, gone_commits = removed
+        records = records.unionByName(held.select(*records.columns))
+        membership = membership.unionByName(gone_membership.select(*membership.columns))
+        commits = commits.unionByName(gone_commits.select(*commits.columns))
     new_raw = raw_records_rows(new_rows)
-    markers = inc.present(inc.lake_rows.where("is_control")).unionByName(
-        new_raw.where("is_control"))
-    audited = audit_rows(frames[RECORDS], markers, frames["offset_commits"], regime=regime,
+    gaps = compaction_ranges(spark, lake, inc.earlier, inc.gaps, inc.removed, removals=False)
+    if gaps is None:   # late records filled gaps: the held offsets are scanned
+        gaps = compacted_ranges(inc.lake_rows.select("partition", "offset").unionByName(
+            new_raw.select("partition", "offset")))
+    markers = inc.lake_rows.where("is_control").unionByName(new_raw.where("is_control"))
+    audited = audit_rows(records, markers, commits, regime=regime,
                          topic_names=_topic_names(spark, lake, frames, inc.earlier), here=local,
                          membership=membership, gaps=gaps,
                          snapshot_time=inc.newest).localCheckpoint(eager=True)
@@ -254,15 +332,13 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
     snapshot did not change their records (so :func:`touched_groups` does not name them): a
     group's audit also reads snapshot-wide facts. Every group when the regime changed; else
     each group whose findings, as ``replayed_groups`` records it, hold for snapshot times that
-    exclude this snapshot's, or rest on offsets of which compaction removed one now (that gap
-    makes a finding partial); and in a partition where late records filled a gap, each group
-    with a finding past the first of them (a partial finding can become whole)."""
-    import numpy as np
+    exclude this snapshot's; and in a partition where late records filled a gap, each group
+    with a finding past the first of them (a partial finding can become whole). Compaction's
+    removals change no group's findings: they audit every record the lake held."""
     from pyspark.sql import functions as F
 
     from jobs.lake.delta import has_table
     from jobs.lake.snapshot_views import group_state
-    from jobs.stages.snapshot_facts import offsets_by_partition
 
     if not inc.earlier:
         return []
@@ -275,15 +351,7 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
     now = inc.newest
     outside = F.lit(False) if now is None else F.coalesce(
         (F.col("findings_valid_from") > now) | (F.col("findings_valid_until") <= now), F.lit(False))
-    removed = (offsets_by_partition(inc.removed.select("partition", "offset").toArrow())
-               if inc.removed_count else {})
-    spans = F.col("evidence_partition").isin(*removed) if removed else F.lit(False)
-    again = set()
-    for row in latest.withColumn("outside", outside).where(F.col("outside") | spans).collect():
-        offsets = removed.get(row.evidence_partition)
-        if row.outside or (offsets is not None and np.searchsorted(offsets, row.evidence_from)
-                           < np.searchsorted(offsets, row.evidence_until)):
-            again.add(row.group_id)
+    again = {r[0] for r in latest.where(outside).select("group_id").collect()}
     late = {p for p, n in inc.gaps.late.items() if n}
     if late:
         first = {r[0]: r[1] for r in inc.new_keys.where(F.col("partition").isin(*late))
@@ -300,10 +368,11 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
 
 
 def _held_groups(spark, lake: Path, inc: Increment) -> list[str]:
-    """Every group the snapshot holds a record of from the earlier snapshots."""
+    """Every group the lake holds a record of from the earlier snapshots (removed by compaction
+    since or not: a group's fencing findings audit its history)."""
     from pyspark.sql import functions as F
 
-    held = inc.present(_held_records(spark, lake, inc)).where(F.col("group_id").isNotNull())
+    held = _held_records(spark, lake, inc).where(F.col("group_id").isNotNull())
     return sorted(r[0] for r in held.select("group_id").distinct().collect())
 
 
@@ -422,10 +491,10 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                 else:   # all of it is new: the staged rows, as a full run replays them
                     local = inc.staged.local
                 staged = replace(inc.staged, rows=rows, local=local)
-                capture = Capture(inc.snapshot_id)
+                capture, kept = Capture(inc.snapshot_id), {}
                 bronze(capture, staged)
                 pairs = replay(spark, capture, staged, staging, meter, audit=False,
-                               learned=learned)
+                               learned=learned, kept=kept)
                 more = [] if attempt or before is None else _renamed_groups(
                     spark, lake, inc, before, learned, pairs, names)
                 if not more:
@@ -437,9 +506,15 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
             audits, found, windows = _fencing(spark, lake, inc, capture.frames, new_rows, local,
-                                              regime)
-            for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
-                                               windows).items():
+                                              regime, removed_rows(spark, lake, inc, groups,
+                                                                   staging))
+            frames = _replay_frames(inc, capture.frames, groups, found, audits, windows,
+                                    kept["touches"])
+            if _written_without(lake, REPLAYED_GROUPS, "touch_offsets"):
+                # a lake from before the column keeps its schema: its removed commits then
+                # replay their groups, as they did (_state_removals)
+                frames[REPLAYED_GROUPS] = frames[REPLAYED_GROUPS].drop("touch_offsets")
+            for table, frame in frames.items():
                 writer.submit(table, frame)
             _lag_and_configs(spark, lake, inc, writer, capture.frames["offsets"], groups, paths)
             written = {t: writer.rows(t) for t in writer.pending}
@@ -452,9 +527,23 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     return result
 
 
-def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows) -> dict:
+def _written_without(lake: Path, table: str, column: str) -> bool:
+    """Whether ``table`` exists in the lake without ``column`` (written by an older offsetlake)."""
+    import json
+
+    from jobs.lake.delta import has_table, log_state
+
+    state = log_state(lake, table) if has_table(lake, table) else None
+    if state is None or state.schema is None:
+        return False
+    return column not in {f["name"] for f in json.loads(state.schema)["fields"]}
+
+
+def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows,
+                   touches) -> dict:
     """Per-group state of the replayed groups, history rows of the new records, the fencing
-    audit, and ``replayed_groups`` (with the window of each group's findings), by table."""
+    audit, and ``replayed_groups`` (with the window of each group's findings and the commits
+    its state rests on, ``touches``: :func:`jobs.stages.offsets.touches`), by table."""
     from pyspark.sql import functions as F
 
     new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
@@ -467,11 +556,15 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows)
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))
     out[FENCING_AUDITS] = audits
-    out[REPLAYED_GROUPS] = groups.join(windows, ["group_id"], "left").select(
+    touched = touches.groupBy("group_id").agg(
+        F.sort_array(F.collect_set("offset")).alias("touch_offsets"))
+    out[REPLAYED_GROUPS] = (groups.join(windows, ["group_id"], "left")
+                            .join(touched, ["group_id"], "left").select(
         F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id",
         F.col("valid_from").alias("findings_valid_from"),
         F.col("valid_until").alias("findings_valid_until"),
-        "evidence_partition", "evidence_from", "evidence_until")
+        "evidence_partition", "evidence_from", "evidence_until",
+        F.coalesce("touch_offsets", F.array().cast("array<bigint>")).alias("touch_offsets")))
     return out
 
 

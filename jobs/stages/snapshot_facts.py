@@ -70,17 +70,18 @@ def find_gaps(spark, lake: Path, earlier: list[str], new_keys) -> Gaps:
 
 
 def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
-                      removed) -> dict[int, list[Range]] | None:
+                      removed, removals: bool = True) -> dict[int, list[Range]] | None:
     """The ranges the snapshot lacks between its records, per partition (as
     :func:`jobs.stages.audit.compacted_ranges` finds them by a scan), from the lake's gaps and
-    every removal up to it (``removed``: this snapshot's ``record_removals`` rows). None when a
-    partition ever had late records: the caller scans."""
+    every removal up to it (``removed``: this snapshot's ``record_removals`` rows). Without
+    ``removals``, the ranges the lake lacks (its gaps alone: the offsets no snapshot up to it
+    held). None when a partition ever had late records: the caller scans."""
     from pyspark.sql import functions as F
 
     if any(gaps.late.values()):
         return None
     ranges: dict[int, list[Range]] = {}
-    removals = removed.select("partition", "offset")
+    wanted, removals = removals, removed.select("partition", "offset")
     if earlier:
         late = (read_table(spark, lake, SNAPSHOT_PARTITIONS).where(in_ids("snapshot_id", earlier))
                 .where(F.col("late_records") > 0).limit(1).collect())
@@ -89,12 +90,13 @@ def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
         for row in (read_table(spark, lake, GAPS).where(in_ids("snapshot_id", earlier))
                     .select("partition", "start_offset", "end_offset").collect()):
             ranges.setdefault(row[0], []).append((row[1], row[2]))
-        removals = removals.unionByName(read_table(spark, lake, RECORD_REMOVALS)
-                                        .where(in_ids("snapshot_id", earlier))
-                                        .select("partition", "offset"))
+        if wanted:
+            removals = removals.unionByName(read_table(spark, lake, RECORD_REMOVALS)
+                                            .where(in_ids("snapshot_id", earlier))
+                                            .select("partition", "offset"))
     for partition, start, end in gaps.rows:
         ranges.setdefault(partition, []).append((start, end))
-    points = offsets_by_partition(removals.toArrow())
+    points = offsets_by_partition(removals.toArrow()) if wanted else {}
     found = {}
     for partition, last in sorted(gaps.last_held.items()):
         runs = held_runs(ranges.get(partition, []), points.get(partition, np.array([], np.int64)),

@@ -109,6 +109,23 @@ def test_every_group_s_state_as_of_each_snapshot_is_the_full_run_s(spark, run_la
                 (sid, table)
 
 
+def test_each_snapshot_s_fencing_findings_are_the_history_audit_through_it(spark, run_lakes):
+    """The run's ``fencing_findings`` as of each snapshot (each group's at the snapshot that last
+    replayed it) are what the history audit through the snapshot finds from every record the lake
+    held."""
+    from jobs.lake.snapshot_views import group_state
+    from jobs.stages.audit import audit_history
+
+    incremental, _, ids, _ = run_lakes
+    for sid in ids:
+        run = sorted((r.group_id, r.rule_id, r.log_partition, r.log_offset, r.verdict, r.message)
+                     for r in group_state(spark, incremental, "fencing_findings", sid).collect())
+        history = sorted((f["group_id"], f["rule_id"], f["log_partition"], f["log_offset"],
+                          f["verdict"], f["message"])
+                         for f in audit_history(spark, incremental, sid).findings)
+        assert run == history, sid
+
+
 def test_history_holds_the_row_of_every_record_any_snapshot_held(spark, run_lakes):
     from pyspark.sql import functions as F
 
