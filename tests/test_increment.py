@@ -465,20 +465,17 @@ def test_an_unchanged_group_s_findings_follow_the_snapshot_s_time_and_regime_not
     t1 = replayed[("s1", "t")]
     assert (t1.findings_valid_from, t1.evidence_partition) == (None, None)
     assert t1.findings_valid_until == began + 900_000 + 1   # past TX-01's deadline
-    # o's first commit created it and named nothing else: its state rests on it
-    assert replayed[("s1", "o")].touch_offsets == [0]
-    assert replayed[("s2", "o")].touch_offsets == [min(
-        r.log_offset for r in read_table(spark, full, "offset_commits")
-        .where("group_id = 'o'").collect())]
 
 
 def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_record(
         spark, tmp_path):
-    """Group c (a simple group: commits only) commits bar-0 three times, group d once; then d
-    commits again and the cleaner removes c's second commit (superseded, and not the first,
-    which created c): only d is replayed. Then the cleaner removes c's first commit too: c is
-    replayed, its group row now resting on its last commit. As of each snapshot, the state
-    tables are the full run's of it."""
+    """Group c (a simple group: commits only) commits bar-0 three times, group d once, group e
+    zz-0 and then qux-0 twice, the second time with a 4.0 client (v3: no topic id); then d commits
+    again and the cleaner removes c's second commit (superseded, not the first, which created c,
+    and its topic id named again by the key's later commit) and e's first commit of qux-0 (the
+    only one naming qux's topic id): d and e are replayed, not c. Then the cleaner removes c's
+    first commit too: c is replayed, its group row now resting on its last commit. As of each
+    snapshot, the state tables are the full run's of it."""
     from support.scenarios import Scenario
     from support.scenarios.log import write_partition
 
@@ -489,11 +486,15 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     for offset in (1, 2, 3):
         s.offset_commit({"bar": {0: offset}})
     s.group("d").offset_commit({"baz": {0: 1}})
+    s.group("e").offset_commit({"zz": {0: 1}})
+    s.offset_commit({"qux": {0: 1}})
+    s.offset_commit_version = 3
+    s.offset_commit({"qux": {0: 2}})
     paths = {"s1": s.write(tmp_path / "s1")}
     s.group("d").offset_commit({"baz": {0: 2}})
-    first, second, *rest = s.batches
-    paths["s2"] = write_partition([first, *rest], tmp_path / "s2", s.partition)
-    paths["s3"] = write_partition(rest, tmp_path / "s3", s.partition)
+    first, second, third, d1, e1, e2, *rest = s.batches
+    paths["s2"] = write_partition([first, third, d1, e1, *rest], tmp_path / "s2", s.partition)
+    paths["s3"] = write_partition([third, d1, e1, *rest], tmp_path / "s3", s.partition)
     lake, full = tmp_path / "lake", tmp_path / "full"
     for sid, path in paths.items():
         assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
@@ -503,9 +504,10 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     replayed = {}
     for r in read_table(spark, lake, "replayed_groups").collect():
         replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
-    assert replayed == {"s1": {"c", "d"}, "s2": {"d"}, "s3": {"c"}}
-    assert [r.offset for r in read_table(spark, lake, RECORD_REMOVALS).orderBy("snapshot_id")
-            .collect()] == [second.base_offset, first.base_offset]
+    assert replayed == {"s1": {"c", "d", "e"}, "s2": {"d", "e"}, "s3": {"c"}}
+    assert [r.offset for r in read_table(spark, lake, RECORD_REMOVALS)
+            .orderBy("snapshot_id", "offset").collect()] == [
+        second.base_offset, e2.base_offset, first.base_offset]
     for sid in paths:
         for table in ("groups", "members", "offsets", "fencing_findings"):
             expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
@@ -514,7 +516,7 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     created = {sid: read_table(spark, full, "groups").where(f"snapshot_id = '{sid}'")
                .where("group_id = 'c'").first().log_offset for sid in paths}
     assert created == {"s1": first.base_offset, "s2": first.base_offset,
-                       "s3": rest[0].base_offset}
+                       "s3": third.base_offset}
 
 
 def test_a_topic_name_one_group_learns_or_loses_renames_another_group_s_assignments(

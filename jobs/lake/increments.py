@@ -83,7 +83,8 @@ REPLAYED_GROUPS = "replayed_groups"
 REPLAYED_GROUPS_COLUMNS = (
     ("snapshot_id", "string", "a snapshot that replayed the group again: it brought new records "
                               "of the group, removed one its state rests on (a membership "
-                              "record, a tombstone, a commit of touch_offsets), or changed what "
+                              "record, a tombstone, a commit its group row rests on or the "
+                              "only one naming a topic id), or changed what "
                               "its fencing findings depend on (the regime, the snapshot's time, "
                               "a gap of the lake filled); its state rows were written again"),
     ("group_id", "string", "the group"),
@@ -94,17 +95,12 @@ REPLAYED_GROUPS_COLUMNS = (
                                        "snapshot outside it audits the group again"),
     ("evidence_partition", "int", "the partition of __consumer_offsets holding the group's "
                                   "records; null when none of its findings could turn partial"),
-    ("evidence_from", "bigint", "a gap from this offset"),
-    ("evidence_until", "bigint", "up to this one (exclusive) would make one of its findings "
-                                 "that is not partial partial. The lake keeps what compaction "
-                                 "removes, so only a snapshot's own audit (offsetlake audit of "
-                                 "a lake of full runs) loses evidence there"),
-    ("touch_offsets", "array<bigint>", "the offset commits the group's state rests on besides "
-                                       "each key's newest record: the first commit after each "
-                                       "group tombstone (it creates a simple group) and the "
-                                       "first naming each topic id. Compaction removing one "
-                                       "replays the group; null (a lake written before the "
-                                       "column): any removed commit does"),
+    ("evidence_from", "bigint", "its findings that are not partial rest on the offsets from "
+                                "this one"),
+    ("evidence_until", "bigint", "up to this one (exclusive): a gap there would make one "
+                                 "partial (the lake keeps what compaction removes: only a "
+                                 "snapshot's own audit, offsetlake audit --snapshot, loses "
+                                 "evidence there)"),
 )
 
 GROUP_TOPIC_NAMES = "group_topic_names"

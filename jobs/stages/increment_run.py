@@ -94,8 +94,11 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
     if inc.earlier:
         held_records = _held_records(spark, lake, inc)
         removed = small(inc.removed.select(*KEYS), inc.removed_count)
-        found = found.unionByName(_state_removals(spark, lake, inc, held_records
-                                                  .join(removed, KEYS, "left_semi")))
+        # the removed records, few, read once: every rule of _state_removals reads them
+        gone = local_frame(spark, held_records.join(removed, KEYS, "left_semi").select(
+            "group_id", *KEYS, "record_type", "is_tombstone", "topic", "topic_partition",
+            "topic_id").toArrow())
+        found = found.unionByName(_state_removals(spark, lake, inc, gone))
         marker_partitions = marker_partitions.unionByName(
             inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi").select("partition"))
         transactional = (held_records.where("is_transactional")
@@ -106,30 +109,49 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
 
 def _state_removals(spark, lake: Path, inc: Increment, removed_records):
     """``group_id`` of the groups whose state a removal of ``removed_records`` (``records`` rows
-    the snapshot no longer holds) can change: compaction keeps each key's newest record, which
-    the state rows come from, so only a removed membership record (it may name topics or carry
-    what the newer one does not), a tombstone, or an offset commit among the group's
-    ``touch_offsets`` (the first commit creating a simple group or naming a topic id) can; a
-    group whose last replay kept no touch offsets (a lake written before them) counts for any
-    removed commit."""
+    the snapshot no longer holds) can change. Compaction keeps each key's newest record, which
+    the state rows come from; an offset commit changes the group's state beyond its key's entry
+    only as the replay's first commit after a group tombstone (it creates a simple group: the
+    group's row then rests on it) or its first naming a topic id (the group learns the pair).
+    So a group counts for a removed membership record (an older one can name topics the newer
+    one does not) or tombstone; for a removed commit its ``groups`` row rests on; and for a
+    removed commit naming a topic id unless a later commit of the same key the snapshot holds
+    names the same id (then the group still learns the pair), or when the group's pairs give
+    one topic name two ids (a recreated topic: which id a name looks up depends on which the
+    group learned first)."""
     from pyspark.sql import functions as F
 
+    from jobs.lake.delta import has_table
     from jobs.lake.snapshot_views import group_state
     from jobs.stages.decode import OFFSET_COMMIT_TYPES
 
-    removed = removed_records.select("group_id", "offset", "record_type", "is_tombstone")
+    removed = removed_records.select("group_id", "partition", "offset", "record_type",
+                                     "is_tombstone", "topic", "topic_partition", "topic_id")
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
     kinds = removed.where(~is_commit | F.col("is_tombstone")).select("group_id")
-    commits = removed.where(is_commit & ~F.col("is_tombstone")).select("group_id", "offset")
-    latest = group_state(spark, lake, REPLAYED_GROUPS, inc.earlier[-1])
-    touches = (latest.select("group_id", "touch_offsets") if "touch_offsets" in latest.columns
-               else latest.select("group_id", F.lit(None).cast("array<bigint>")
-                                  .alias("touch_offsets")))
-    at_touch = (commits.join(touches, ["group_id"], "left")
-                .where(F.col("touch_offsets").isNull()
-                       | F.array_contains("touch_offsets", F.col("offset")))
-                .select("group_id"))
-    return kinds.unionByName(at_touch)
+    commits = removed.where(is_commit & ~F.col("is_tombstone"))
+    previous = inc.earlier[-1]
+    rows = group_state(spark, lake, "groups", previous).select(
+        "group_id", F.col("log_partition").alias("partition"), F.col("log_offset").alias("offset"))
+    resting = commits.join(rows, ["group_id", "partition", "offset"], "left_semi").select(
+        "group_id")
+    names_id = F.col("topic_id").isNotNull() & (F.hex("topic_id") != F.lit("0" * 32))
+    named = commits.where(names_id).select("group_id", "topic", "topic_partition", "topic_id",
+                                           F.col("offset").alias("removed_offset"))
+    key = ["group_id", "topic", "topic_partition", "topic_id"]
+    later = (inc.present(_held_records(spark, lake, inc).where(is_commit & names_id)
+                         .select("partition", "offset", *key)
+                         .join(F.broadcast(named.select(*key).distinct()), key, "left_semi")))
+    supported = (named.join(later, key).where(F.col("offset") > F.col("removed_offset"))
+                 .select(*key, "removed_offset"))
+    unsupported = named.join(supported, [*key, "removed_offset"], "left_anti").select("group_id")
+    found = kinds.unionByName(resting).unionByName(unsupported)
+    if has_table(lake, GROUP_TOPIC_NAMES):
+        twice = (group_state(spark, lake, GROUP_TOPIC_NAMES, previous)
+                 .groupBy("group_id", "topic_name").agg(F.countDistinct("topic_id").alias("ids"))
+                 .where(F.col("ids") > 1).select("group_id"))
+        found = found.unionByName(named.select("group_id").join(twice, ["group_id"], "left_semi"))
+    return found
 
 
 def _as_staged_rows(raw, decoded=None):
@@ -491,10 +513,10 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
                 else:   # all of it is new: the staged rows, as a full run replays them
                     local = inc.staged.local
                 staged = replace(inc.staged, rows=rows, local=local)
-                capture, kept = Capture(inc.snapshot_id), {}
+                capture = Capture(inc.snapshot_id)
                 bronze(capture, staged)
                 pairs = replay(spark, capture, staged, staging, meter, audit=False,
-                               learned=learned, kept=kept)
+                               learned=learned)
                 more = [] if attempt or before is None else _renamed_groups(
                     spark, lake, inc, before, learned, pairs, names)
                 if not more:
@@ -508,13 +530,8 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             audits, found, windows = _fencing(spark, lake, inc, capture.frames, new_rows, local,
                                               regime, removed_rows(spark, lake, inc, groups,
                                                                    staging))
-            frames = _replay_frames(inc, capture.frames, groups, found, audits, windows,
-                                    kept["touches"])
-            if _written_without(lake, REPLAYED_GROUPS, "touch_offsets"):
-                # a lake from before the column keeps its schema: its removed commits then
-                # replay their groups, as they did (_state_removals)
-                frames[REPLAYED_GROUPS] = frames[REPLAYED_GROUPS].drop("touch_offsets")
-            for table, frame in frames.items():
+            for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
+                                               windows).items():
                 writer.submit(table, frame)
             _lag_and_configs(spark, lake, inc, writer, capture.frames["offsets"], groups, paths)
             written = {t: writer.rows(t) for t in writer.pending}
@@ -527,23 +544,9 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     return result
 
 
-def _written_without(lake: Path, table: str, column: str) -> bool:
-    """Whether ``table`` exists in the lake without ``column`` (written by an older offsetlake)."""
-    import json
-
-    from jobs.lake.delta import has_table, log_state
-
-    state = log_state(lake, table) if has_table(lake, table) else None
-    if state is None or state.schema is None:
-        return False
-    return column not in {f["name"] for f in json.loads(state.schema)["fields"]}
-
-
-def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows,
-                   touches) -> dict:
+def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows) -> dict:
     """Per-group state of the replayed groups, history rows of the new records, the fencing
-    audit, and ``replayed_groups`` (with the window of each group's findings and the commits
-    its state rests on, ``touches``: :func:`jobs.stages.offsets.touches`), by table."""
+    audit, and ``replayed_groups`` (with the window of each group's findings), by table."""
     from pyspark.sql import functions as F
 
     new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
@@ -556,15 +559,11 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows,
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))
     out[FENCING_AUDITS] = audits
-    touched = touches.groupBy("group_id").agg(
-        F.sort_array(F.collect_set("offset")).alias("touch_offsets"))
-    out[REPLAYED_GROUPS] = (groups.join(windows, ["group_id"], "left")
-                            .join(touched, ["group_id"], "left").select(
+    out[REPLAYED_GROUPS] = groups.join(windows, ["group_id"], "left").select(
         F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id",
         F.col("valid_from").alias("findings_valid_from"),
         F.col("valid_until").alias("findings_valid_until"),
-        "evidence_partition", "evidence_from", "evidence_until",
-        F.coalesce("touch_offsets", F.array().cast("array<bigint>")).alias("touch_offsets")))
+        "evidence_partition", "evidence_from", "evidence_until")
     return out
 
 

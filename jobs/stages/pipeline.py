@@ -108,13 +108,11 @@ def bronze(writer: Writer, staged: Staged) -> None:
 
 
 def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progress,
-           audit: bool = True, learned=None, kept: dict | None = None):
+           audit: bool = True, learned=None):
     """The replay's tables of the staged rows, submitted to ``writer``; returns the replayed
     groups' topic id -> name pairs (:func:`jobs.stages.replay.learned_pairs`). ``learned``:
     pairs of groups not replayed here, which name the replayed groups' rows too (an
-    incremental run's; a full run replays every group). ``kept``: a dict given gets the
-    commits the group replay read beyond each key's newest (``touches``: partition, group_id,
-    offset), which an incremental run keeps to know when compaction changes a group's state."""
+    incremental run's; a full run replays every group)."""
     from pyspark.sql import functions as F
 
     from jobs.stages import offsets as sql
@@ -142,8 +140,6 @@ def replay(spark, writer: Writer, staged: Staged, staging: Path, progress: Progr
     tombstones = membership.where("is_tombstone").select("partition", "group_id", "offset")
     progress.stage("replay: groups (Python)")
     touches = sql.touches(resolved, tombstones)
-    if kept is not None:
-        kept["touches"] = touches
     wide = (replay_groups_here(spark, membership, touches) if staged.local
             else once(replay_groups(membership, touches), "groups"))
     progress.stage("replay: writing tables")
