@@ -44,7 +44,8 @@ log can neither prove nor refute it; partial findings never fail the gate. `noti
 In an incremental lake, `offsetlake audit --history` runs the fencing rules over every record the
 lake has held (the ones compaction removed since a snapshot read them included): there, only the
 lake's gaps (offsets no snapshot held) make a finding partial ([lake.md](lake.md),
-`history_findings`).
+`history_findings`). The run's own `fencing_findings` there are that audit too, group by group,
+as of each snapshot; `offsetlake audit --snapshot S` audits what the snapshot itself holds.
 
 Severity (ascending): {severities}. A finding may be graded below its rule's severity (OF-03's
 cases, OF-01 for an unsubscribed topic, CG-10 for a missing AssignmentEpochs).
