@@ -250,6 +250,9 @@ class Increment:
         return frame.join(self.gone, ["partition", "offset"], "left_anti")
 
 
+# The staged positions of every record removed up to the snapshot (``Increment.gone``).
+GONE = "gone"
+
 # A frame of up to this many rows is sent whole to every task as a join's small side; a
 # larger one (a first snapshot's new keys, a compaction burst's removals) is joined by a shuffle.
 BROADCAST_ROWS = 1_000_000
@@ -322,12 +325,16 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                        staging, "removed", staged.local)
         new_keys = hold(spark, read_rows.select(*keys).join(unheld.select(*keys), keys, "left_anti"),
                         staging, "new_keys", staged.local)
+        # every use of the snapshot's view of the lake (present) anti-joins these: held once,
+        # not a scan of every earlier snapshot's removals each time
+        gone = (hold(spark, gone_before.unionByName(removed.select(*keys)), staging, GONE,
+                     local=False) if earlier else removed.select(*keys))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     before = {p: records for p, (_, records) in previous.items()}
     inc = Increment(snapshot_id, seq, earlier, cluster, plan, staged, staging, lake_rows,
-                    new_keys, removed, gone_before.unionByName(removed.select(*keys)), before,
+                    new_keys, removed, gone, before,
                     find_gaps(spark, lake, earlier, new_keys), new_keys.count(), removed.count())
     inc.newest = newest_timestamp(spark, lake, inc)
     return inc

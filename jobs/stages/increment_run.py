@@ -213,7 +213,7 @@ def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path):
 
     if not inc.earlier:
         return None
-    gone = hold(spark, inc.gone.select(*KEYS), staging, "gone", local=False)
+    gone = inc.gone   # staged once (prepare_increment)
     count = gone.count()
     if not count:
         return None
