@@ -135,7 +135,7 @@ def test_snapshot_ids_from_the_log_are_the_ids_a_scan_finds(spark, tmp_path):
     step = 0
     while table_version(tmp_path, "t") < 6:
         step += 1
-        sid = rng.choice(["a", "b", "c", "it's odd", "d/e"])
+        sid = rng.choice(["a", "b", "c", "it's odd", "d/e", "f:g %h"])
         rows = [(sid, rng.choice(["x", "decode"]), f"g{step}-{i}", None)
                 for i in range(rng.choice([0, 1, 1, 3]))]
         only = "stage = 'decode'" if rng.random() < 0.2 else None
@@ -143,14 +143,16 @@ def test_snapshot_ids_from_the_log_are_the_ids_a_scan_finds(spark, tmp_path):
         replace_snapshot(_rows(spark, rows), tmp_path, "t", sid, only=only)
         assert logged_snapshot_ids(tmp_path, "t") == scanned(), step
         _assert_direct_reads_are_delta_reads(spark, tmp_path, "t",
-                                             ["a", "b", "c", "it's odd", "d/e", "never"])
+                                             ["a", "b", "c", "it's odd", "d/e", "f:g %h",
+                                              "never"])
     log = tmp_path / "t" / "_delta_log"
     assert (log / "_last_checkpoint").is_file()
     for commit in log.glob("*.json"):   # as log cleanup leaves it: the checkpoint and after
         if int(commit.stem) < 4:
             commit.unlink()
     assert logged_snapshot_ids(tmp_path, "t") == scanned()
-    _assert_direct_reads_are_delta_reads(spark, tmp_path, "t", ["a", "b", "c", "it's odd", "d/e"])
+    _assert_direct_reads_are_delta_reads(spark, tmp_path, "t",
+                                         ["a", "b", "c", "it's odd", "d/e", "f:g %h"])
     (log / f"{5:020d}.json").unlink()                          # a gap: the reader declines
     assert logged_snapshot_ids(tmp_path, "t") is None
 
@@ -165,7 +167,8 @@ def _content(df) -> list[str]:
 def _assert_direct_reads_are_delta_reads(spark, lake, table, snapshot_ids) -> None:
     """``read_snapshot`` read the snapshot's Parquet files itself (the log allowed it) and found
     what Delta finds, column for column; so did ``read_snapshots`` of several snapshots at once
-    (directly, and through Delta past :data:`~jobs.lake.delta.DIRECT_SNAPSHOTS`), and of none."""
+    (directly: in one scan, and in one scan a file when Spark's listing threshold is 1; and
+    through Delta past :data:`~jobs.lake.delta.DIRECT_SNAPSHOTS`), and of none."""
     from pyspark.sql import functions as F
 
     import jobs.lake.delta as delta_module
@@ -180,14 +183,19 @@ def _assert_direct_reads_are_delta_reads(spark, lake, table, snapshot_ids) -> No
     some = snapshot_ids[::2] + snapshot_ids[:1]   # a repeated id reads its rows once
     delta = read_table(spark, lake, table).where(F.col("snapshot_id").isin(some))
     limit = delta_module.DIRECT_SNAPSHOTS
-    for allowed in (limit, 1):
+    threshold = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(threshold, None)
+    for allowed, per_scan in ((limit, None), (limit, "1"), (1, None)):
         delta_module.DIRECT_SNAPSHOTS = allowed
+        if per_scan is not None:
+            spark.conf.set(threshold, per_scan)
         try:
             several = read_snapshots(spark, lake, table, some)
         finally:
             delta_module.DIRECT_SNAPSHOTS = limit
-        assert several.columns == delta.columns, (table, some, allowed)
-        assert _content(several) == _content(delta), (table, some, allowed)
+            spark.conf.unset(threshold) if before is None else spark.conf.set(threshold, before)
+        assert several.columns == delta.columns, (table, some, allowed, per_scan)
+        assert _content(several) == _content(delta), (table, some, allowed, per_scan)
     assert read_snapshots(spark, lake, table, []).count() == 0
 
 

@@ -316,11 +316,46 @@ def read_snapshots(spark, lake: Path, table: str, snapshot_ids: list[str]):
     ids = list(dict.fromkeys(snapshot_ids))
     if 0 < len(ids) <= DIRECT_SNAPSHOTS:
         state = log_state(lake, table)
-        frames = [_direct(spark, sid, _plain_files(state, lake, table, sid)) for sid in ids]
-        if all(frame is not None for frame in frames):
-            return reduce(lambda a, b: a.unionByName(b), frames)
+        found = [_plain_files(state, lake, table, sid) for sid in ids]
+        if all(f is not None for f in found):
+            many = _direct_many(spark, lake, table, found) if len(ids) > 1 else None
+            if many is not None:
+                return many
+            return reduce(lambda a, b: a.unionByName(b),
+                          [_direct(spark, sid, f) for sid, f in zip(ids, found)])
     return read_table(spark, lake, table).where(F.col("snapshot_id").isin(ids) if ids
                                                 else F.lit(False))
+
+
+def _direct_many(spark, lake: Path, table: str, found: list[tuple[str, list[str]]]):
+    """The rows of several snapshots' files (:func:`snapshot_files` of each) in one Parquet scan,
+    ``snapshot_id`` read from each file's partition directory (as Delta names it, under the
+    table's directory): one scan of N snapshots plans and runs as one, where a union of N scans
+    grows with N (an incremental run reads several tables of every earlier snapshot, each
+    several times). A scan takes at most Spark's parallel listing threshold of files (more would
+    list them in a Spark job of their own), so many files are a union of a few scans. None when
+    a file is not in a ``snapshot_id=`` directory of the table."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    root = Path(table_path(lake, table))
+    paths = [path for _, files in found for path in files]
+    if any(Path(path).parent.parent != root
+           or not Path(path).parent.name.startswith("snapshot_id=") for path in paths):
+        return None
+    schema = StructType.fromJson(json.loads(found[0][0]))
+    if "snapshot_id" not in schema.fieldNames():
+        return None
+    if not paths:
+        return spark.createDataFrame([], schema)
+    per_scan = max(1, int(spark.conf.get("spark.sql.sources.parallelPartitionDiscovery.threshold",
+                                         "32")))
+    scans = [spark.read.schema(schema).option("basePath", str(root))
+             .parquet(*paths[i:i + per_scan]).select(*[F.col(f"`{f.name}`") for f in schema.fields])
+             for i in range(0, len(paths), per_scan)]
+    return reduce(lambda a, b: a.unionByName(b), scans)
 
 
 def read_snapshot(spark, lake: Path, table: str, snapshot_id: str):
