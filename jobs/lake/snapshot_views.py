@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.lake.delta import has_table, read_table, table_stamp
+from jobs.lake.delta import has_table, read_snapshots, read_table, table_stamp
 from jobs.lake.increments import BACKFILLS, RECORD_REMOVALS, REPLAYED_GROUPS, SNAPSHOTS
 
 
@@ -126,9 +126,8 @@ def snapshot_rows(spark, lake: Path, table: str, snapshot_id: str):
     from pyspark.sql import functions as F
 
     upto = LakeOrder.read(spark, lake).upto(snapshot_id)
-    removed = (read_table(spark, lake, RECORD_REMOVALS).where(in_ids("snapshot_id", upto))
-               .select("partition", "offset"))
-    rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
+    removed = read_snapshots(spark, lake, RECORD_REMOVALS, upto).select("partition", "offset")
+    rows = read_snapshots(spark, lake, table, upto)
     return (rows.join(removed, ["partition", "offset"], "left_anti")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
 
@@ -145,7 +144,7 @@ def group_state(spark, lake: Path, table: str, snapshot_id: str):
     _not_vacuumed(spark, lake, snapshot_id)
     latest = _latest_replays(spark, lake, order, snapshot_id)
     pairs = spark.createDataFrame(latest, "group_id string, snapshot_id string")
-    rows = read_table(spark, lake, table).where(in_ids("snapshot_id", upto))
+    rows = read_snapshots(spark, lake, table, upto)
     return (rows.join(F.broadcast(pairs) if latest.num_rows <= BROADCAST_GROUPS else pairs,
                       ["group_id", "snapshot_id"], "left_semi")
             .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
@@ -165,8 +164,7 @@ def _latest_replays(spark, lake: Path, order: LakeOrder, snapshot_id: str):
         from pyspark.sql import functions as F
 
         seq = F.create_map(*[x for sid, s, _ in order.rows for x in (F.lit(sid), F.lit(s))])
-        latest = (read_table(spark, lake, REPLAYED_GROUPS)
-                  .where(in_ids("snapshot_id", order.upto(snapshot_id)))
+        latest = (read_snapshots(spark, lake, REPLAYED_GROUPS, order.upto(snapshot_id))
                   .groupBy("group_id").agg(F.max_by("snapshot_id", seq[F.col("snapshot_id")])
                                            .alias("snapshot_id")))
         return latest.toArrow().combine_chunks()
@@ -192,9 +190,8 @@ def history_rows(spark, lake: Path, table: str, snapshot_id: str):
     (under the snapshot's id, as the other views)."""
     from pyspark.sql import functions as F
 
-    rows = read_table(spark, lake, table)
-    return (rows.where(in_ids("snapshot_id", LakeOrder.read(spark, lake).upto(snapshot_id)))
-            .withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns))
+    rows = read_snapshots(spark, lake, table, LakeOrder.read(spark, lake).upto(snapshot_id))
+    return rows.withColumn("snapshot_id", F.lit(snapshot_id)).select(*rows.columns)
 
 
 RECORD_TABLES = ("raw_records", "records", "record_facts")

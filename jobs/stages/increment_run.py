@@ -29,12 +29,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobs.lake import RECORDS, read_table
-from jobs.lake.delta import read_snapshots
+from jobs.lake import RECORDS
+from jobs.lake.delta import read_snapshot, read_snapshots
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
 from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, HISTORY_TABLES,
                                   REPLAYED_GROUPS)
-from jobs.lake.snapshot_views import in_ids
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
 from jobs.stages.frames import hold, local_frame
@@ -273,8 +272,8 @@ def _snapshot_regime(spark, lake: Path, inc: Increment, new_rows) -> str:
     regime = snapshot_regime(new)
     if not inc.earlier or regime == combine_regimes(True, True):
         return regime
-    before = (read_table(spark, lake, FENCING_AUDITS).where(F.col("snapshot_id") == inc.earlier[-1])
-              .select("regime").collect() if has_table(lake, FENCING_AUDITS) else [])
+    before = (read_snapshot(spark, lake, FENCING_AUDITS, inc.earlier[-1]).select("regime").collect()
+              if has_table(lake, FENCING_AUDITS) else [])
     if before and before[0][0] == combine_regimes(False, False):
         return regime
     held = inc.present(_held_records(spark, lake, inc))
@@ -301,8 +300,7 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
     for table, _ in NAME_TABLES:
         frame = frames[table]
         if has_table(lake, table):
-            frame = frame.unionByName(read_table(spark, lake, table)
-                                      .where(in_ids("snapshot_id", earlier))
+            frame = frame.unionByName(read_snapshots(spark, lake, table, earlier)
                                       .select(*frame.columns)
                                       .join(ids, ["topic_id"], "left_semi"))
         tables[table] = frame
@@ -365,8 +363,8 @@ def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
     if not inc.earlier:
         return []
     previous = inc.earlier[-1]
-    before = (read_table(spark, lake, FENCING_AUDITS).where(F.col("snapshot_id") == previous)
-              .select("regime").collect() if has_table(lake, FENCING_AUDITS) else [])
+    before = (read_snapshot(spark, lake, FENCING_AUDITS, previous).select("regime").collect()
+              if has_table(lake, FENCING_AUDITS) else [])
     if not before or before[0][0] != regime:
         return _held_groups(spark, lake, inc)
     latest = group_state(spark, lake, REPLAYED_GROUPS, previous)   # each group's last replay

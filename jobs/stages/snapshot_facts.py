@@ -24,9 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from decoders.log.gaps import Range, gaps_after, held_runs
-from jobs.lake import read_table
+from jobs.lake.delta import read_snapshot, read_snapshots
 from jobs.lake.increments import GAPS, RECORD_REMOVALS, SNAPSHOT_PARTITIONS
-from jobs.lake.snapshot_views import in_ids
 
 
 @dataclass
@@ -51,12 +50,10 @@ def offsets_by_partition(table) -> dict[int, np.ndarray]:
 def find_gaps(spark, lake: Path, earlier: list[str], new_keys) -> Gaps:
     """The gaps a snapshot's new records (``new_keys``: partition, offset) open after the
     lake's newest record of each partition, and the newest one after it."""
-    from pyspark.sql import functions as F
 
     before: dict[int, int] = {}
     if earlier:
-        before = {r[0]: r[1] for r in read_table(spark, lake, SNAPSHOT_PARTITIONS)
-                  .where(F.col("snapshot_id") == earlier[-1])
+        before = {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
                   .select("partition", "last_held_offset").collect() if r[1] is not None}
     found = Gaps(last_held=dict(before))
     for partition, offsets in offsets_by_partition(new_keys.toArrow()).items():
@@ -83,16 +80,15 @@ def compaction_ranges(spark, lake: Path, earlier: list[str], gaps: Gaps,
     ranges: dict[int, list[Range]] = {}
     wanted, removals = removals, removed.select("partition", "offset")
     if earlier:
-        late = (read_table(spark, lake, SNAPSHOT_PARTITIONS).where(in_ids("snapshot_id", earlier))
+        late = (read_snapshots(spark, lake, SNAPSHOT_PARTITIONS, earlier)
                 .where(F.col("late_records") > 0).limit(1).collect())
         if late:
             return None
-        for row in (read_table(spark, lake, GAPS).where(in_ids("snapshot_id", earlier))
+        for row in (read_snapshots(spark, lake, GAPS, earlier)
                     .select("partition", "start_offset", "end_offset").collect()):
             ranges.setdefault(row[0], []).append((row[1], row[2]))
         if wanted:
-            removals = removals.unionByName(read_table(spark, lake, RECORD_REMOVALS)
-                                            .where(in_ids("snapshot_id", earlier))
+            removals = removals.unionByName(read_snapshots(spark, lake, RECORD_REMOVALS, earlier)
                                             .select("partition", "offset"))
     for partition, start, end in gaps.rows:
         ranges.setdefault(partition, []).append((start, end))
@@ -121,8 +117,7 @@ def newest_timestamp(spark, lake: Path, inc) -> int | None:
     read = raw_records_rows(inc.staged.rows).agg(F.max("timestamp")).collect()[0][0]
     if not inc.earlier:
         return read
-    rows = (read_table(spark, lake, SNAPSHOTS).where(F.col("snapshot_id") == inc.earlier[-1])
-            .select("newest_timestamp").collect())
+    rows = read_snapshot(spark, lake, SNAPSHOTS, inc.earlier[-1]).select("newest_timestamp").collect()
     before = rows[0][0] if rows else None
     if before is None or (read is not None and read >= before):
         return read
