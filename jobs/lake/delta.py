@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import reduce
 from pathlib import Path
 
 # Table names: the bronze rows as read, the data records decoded from them, and what could not be read.
@@ -306,11 +307,9 @@ DIRECT_SNAPSHOTS = 64
 
 
 def read_snapshots(spark, lake: Path, table: str, snapshot_ids: list[str]):
-    """The rows of ``snapshot_ids`` in ``table`` (no row for none): each snapshot read directly
-    (:func:`direct_snapshot`) when the Delta log allows and they are at most
-    :data:`DIRECT_SNAPSHOTS`, else through Delta."""
-    from functools import reduce
-
+    """The rows of ``snapshot_ids`` in ``table`` (no row for none): read directly from their
+    Parquet files (several in one scan, :func:`_direct_many`) when the Delta log allows and they
+    are at most :data:`DIRECT_SNAPSHOTS`, else through Delta."""
     from pyspark.sql import functions as F
 
     ids = list(dict.fromkeys(snapshot_ids))
@@ -335,8 +334,6 @@ def _direct_many(spark, lake: Path, table: str, found: list[tuple[str, list[str]
     several times). A scan takes at most Spark's parallel listing threshold of files (more would
     list them in a Spark job of their own), so many files are a union of a few scans. None when
     a file is not in a ``snapshot_id=`` directory of the table."""
-    from functools import reduce
-
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 

@@ -50,7 +50,6 @@ def offsets_by_partition(table) -> dict[int, np.ndarray]:
 def find_gaps(spark, lake: Path, earlier: list[str], new_keys) -> Gaps:
     """The gaps a snapshot's new records (``new_keys``: partition, offset) open after the
     lake's newest record of each partition, and the newest one after it."""
-
     before: dict[int, int] = {}
     if earlier:
         before = {r[0]: r[1] for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
