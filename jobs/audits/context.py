@@ -48,6 +48,7 @@ class AuditContext:
     last_group_epoch: dict[str, int] = field(default_factory=dict)    # at the group's deletion
     last_record_kind: dict[str, tuple[int, bool]] = field(default_factory=dict)
     last_timestamp: int | None = None
+    folded_until: int | None = None    # the log offset of the last event folded
     # The snapshot times (ms) for which the findings stay what they are: [from, until), None
     # unbounded. Narrowed by every rule that compares the snapshot's time (:meth:`past`).
     valid_from: int | None = None
@@ -94,6 +95,7 @@ class AuditContext:
 
     def topic_label(self, topic) -> str:
         if isinstance(topic, uuid.UUID):
+            self.replay.ids_read.add(topic)
             return self.replay.topic_names.get(topic, str(topic))
         return str(topic)
 

@@ -14,8 +14,13 @@ records (:func:`jobs.audits.validators.detect_regime`), the Spark stage decides 
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import pickle
 import uuid
+import zlib
 from collections.abc import Iterable
+from pathlib import Path
 
 from jobs.audits import classic, fencing, history, state
 from jobs.audits.context import AuditContext
@@ -51,11 +56,31 @@ def audit_group_window(events: Iterable, *, regime: str | None = None,
     incremental lake audits a group whose records it did not change again when its time leaves
     the window or compaction removes a record in that range."""
     events = list(events)
-    a = AuditContext(ReplayContext(topic_names=dict(topic_names or {}), commit_history=False),
-                     regime or detect_regime(events), coverage or LogCoverage(),
-                     snapshot_time_ms)
+    a = open_fold(regime=regime or detect_regime(events), topic_names=topic_names,
+                  coverage=coverage, snapshot_time_ms=snapshot_time_ms)
+    fold(a, events)
+    return finish(a)
+
+
+def open_fold(*, regime: str, topic_names: dict[uuid.UUID, str] | None = None,
+              coverage: LogCoverage | None = None,
+              snapshot_time_ms: int | None = None) -> AuditContext:
+    """An audit of one group before its first event: :func:`fold` its events in log order, then
+    :func:`finish` it (or :func:`freeze` it first, to fold later events into it another time)."""
+    return AuditContext(ReplayContext(topic_names=dict(topic_names or {}), commit_history=False),
+                        regime, coverage or LogCoverage(), snapshot_time_ms)
+
+
+def fold(a: AuditContext, events: Iterable) -> None:
+    """Check and replay ``events`` (the group's next ones, in log order)."""
     for event in events:
         _audit_event(a, event)
+        a.folded_until = event.offset
+
+
+def finish(a: AuditContext) -> tuple[list[dict], tuple]:
+    """The checks on the group as its last event leaves it (they change ``a``: :func:`freeze`
+    before): :func:`audit_group_window`'s findings and window."""
     fencing.flush_gap_commits(a)
     if a.snapshot_time_ms is None:
         a.snapshot_time_ms = a.last_timestamp
@@ -67,6 +92,95 @@ def audit_group_window(events: Iterable, *, regime: str | None = None,
                                                   f["partition"] if f["partition"] is not None
                                                   else -1))
     return findings, (a.valid_from, a.valid_until, a.evidence)
+
+
+# Resuming a fold (docs/lake.md, "Resumed audits"). What a fold has seen is its context, less the
+# replay's history rows, which the audit never reads. A resumed fold is the fold of every event
+# when it resumes under the same regime, the same gaps up to its last event, code of the same
+# version and topic names that answer every lookup it made as the names it ran under did: the
+# caller checks those (:func:`resumable` for the names), this module only keeps the context.
+
+@functools.cache
+def fold_version() -> str:
+    """sha256 of the code a kept fold depends on: the audit, the replay, the decoders and how
+    events are read from the lake's rows. A fold kept by other code is not resumed."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("jobs/audits/*.py"), *root.glob("jobs/replay/*.py"),
+                        root / "jobs" / "stages" / "group_events.py",
+                        *root.glob("decoders/**/*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def freeze(a: AuditContext) -> bytes:
+    """``a`` as bytes, before :func:`finish`: :func:`thaw` gives it back."""
+    replay = a.replay
+    kept = (replay.epochs, replay.transactions, replay.event)
+    replay.epochs, replay.transactions, replay.event = [], [], None
+    try:
+        return zlib.compress(pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    finally:
+        replay.epochs, replay.transactions, replay.event = kept
+
+
+def thaw(blob: bytes, *, topic_names: dict[uuid.UUID, str] | None = None,
+         coverage: LogCoverage | None = None,
+         snapshot_time_ms: int | None = None) -> AuditContext:
+    """The context :func:`freeze` kept, to fold the group's later events under this snapshot's
+    facts: its gaps, its time and its topic names, as a fold of every event under them would
+    hold them at that point (the pairs the group's records gave, over the names given)."""
+    a = pickle.loads(zlib.decompress(blob))
+    written = {tid for tid, _ in a.replay.pairs_written}
+    names = dict(topic_names or {})
+    for tid, name in a.replay.topic_names.items():
+        if tid in written:
+            names[tid] = name
+    a.replay.topic_names = names
+    a.coverage = coverage or LogCoverage()
+    a.snapshot_time_ms = snapshot_time_ms
+    return a
+
+
+def open_producers(a: AuditContext) -> list[int]:
+    """The producer ids of the transactions ``a`` holds open: a later COMMIT or ABORT marker of
+    one ends it in the group, whatever else of the group's records remain."""
+    return sorted({pid for store in a.replay.offsets.values() for pid in store.open_transactions})
+
+
+def topic_reads(a: AuditContext, topic_names: dict[uuid.UUID, str] | None) -> dict:
+    """What the fold asked of the topic names it ran under (``topic_names``), as JSON values:
+    ``ids``, each topic id it looked up or its records named, with its name there (None: not
+    there); ``names``, each name it looked up, with the ids of that name there; ``ambiguous``,
+    whether a name it looked up could have answered with two ids (which one then depends on the
+    names' order: such a fold is not resumed)."""
+    given = topic_names or {}
+    replay = a.replay
+    ids = replay.ids_read | {tid for tid, _ in replay.pairs_written}
+    candidates: dict[str, set] = {}
+    for tid, name in (*given.items(), *replay.topic_names.items(), *replay.pairs_written):
+        if name in replay.names_read:
+            candidates.setdefault(name, set()).add(tid)
+    return {"ids": {str(tid): given.get(tid) for tid in ids},
+            "names": {name: sorted(str(tid) for tid, n in given.items() if n == name)
+                      for name in sorted(replay.names_read)},
+            "ambiguous": any(len(tids) > 1 for tids in candidates.values())}
+
+
+def resumable(reads: dict, topic_names: dict[str, str]) -> bool:
+    """Whether a fold whose :func:`topic_reads` are ``reads`` may resume under ``topic_names``
+    (topic id as a string -> name): every id it read names the same topic or none, and every
+    name it looked up has the same ids."""
+    if reads["ambiguous"]:
+        return False
+    if any(topic_names.get(tid) != name for tid, name in reads["ids"].items()):
+        return False
+    wanted = reads["names"]
+    named: dict[str, list[str]] = {name: [] for name in wanted}
+    for tid, name in topic_names.items():
+        if name in named:
+            named[name].append(tid)
+    return all(sorted(named[name]) == tids for name, tids in wanted.items())
 
 
 def audit_partition(events: Iterable, *, regime: str | None = None,

@@ -116,6 +116,26 @@ GROUP_TOPIC_NAMES_COLUMNS = (
                              "replays the groups whose rows they name again"),
 )
 
+FENCING_FOLDS = "fencing_folds"
+FENCING_FOLDS_COLUMNS = (
+    ("snapshot_id", "string", "a snapshot that replayed the group (per-group state, as "
+                              "replayed_groups lists it)"),
+    ("group_id", "string", "the group"),
+    ("log_partition", "int", "the partition of __consumer_offsets holding its records"),
+    ("folded_until", "bigint", "the log offset of the last record its fencing audit read"),
+    ("open_producers", "array<bigint>", "producer ids of the transactions of the group it left "
+                                        "open: their later markers end them"),
+    ("regime", "string", "the fencing regime it was audited under"),
+    ("code_version", "string", "sha256 of the code that audited it: another version audits "
+                               "the group's history again instead of resuming"),
+    ("topic_reads", "string", "JSON: the topic ids and names the audit looked up, with what "
+                              "the topic names it ran under gave; the next snapshot resumes "
+                              "only under names that give the same"),
+    ("fold", "binary", "the audit's state before its checks at the end of the log (Python's "
+                       "pickle, zlib-compressed): the next snapshot's audit of the group "
+                       "starts from it and reads only the records after folded_until"),
+)
+
 VACUUMS = "vacuums"
 VACUUMS_COLUMNS = (
     ("snapshot_id", "string", "a snapshot offsetlake vacuum dropped the per-snapshot state of: "
@@ -158,5 +178,6 @@ HISTORY_FINDINGS_COLUMNS = tuple(
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
                     GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS,
-                    GROUP_TOPIC_NAMES: GROUP_TOPIC_NAMES_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
+                    GROUP_TOPIC_NAMES: GROUP_TOPIC_NAMES_COLUMNS,
+                    FENCING_FOLDS: FENCING_FOLDS_COLUMNS, VACUUMS: VACUUMS_COLUMNS,
                     BACKFILLS: BACKFILLS_COLUMNS, HISTORY_FINDINGS: HISTORY_FINDINGS_COLUMNS}

@@ -31,10 +31,25 @@ class ReplayContext:
     transactions: list[dict] = field(default_factory=list)
     violations: list[dict] = field(default_factory=list)
     event: ReplayEvent | None = None
+    # What this replay asked of ``topic_names`` and told it (topic ids looked up or named, names
+    # looked up): an audit's fold resumes only under names that answer those alike
+    # (jobs.audits.engine.resumable).
+    ids_read: set = field(default_factory=set)
+    names_read: set = field(default_factory=set)
+    pairs_written: set = field(default_factory=set)
 
     @property
     def position(self) -> Position:
         return (self.event.partition, self.event.offset)
+
+    def name_topic(self, topic_id: uuid.UUID, name: str, *, unless_named: bool = False) -> None:
+        """A record names ``topic_id``: ``name`` replaces what it was called (``unless_named``:
+        only when nothing named it yet, as an offset commit does)."""
+        self.pairs_written.add((topic_id, name))
+        if unless_named:
+            self.topic_names.setdefault(topic_id, name)
+        else:
+            self.topic_names[topic_id] = name
 
     def violation(self, rule_id: str, severity: str, group_id: str | None, message: str,
                   member_id: str | None = None) -> None:
@@ -55,9 +70,13 @@ class ReplayContext:
             "log_timestamp": self.event.timestamp})
 
     def topic_name(self, topic_id: uuid.UUID | None) -> str | None:
-        return None if topic_id is None else self.topic_names.get(topic_id)
+        if topic_id is None:
+            return None
+        self.ids_read.add(topic_id)
+        return self.topic_names.get(topic_id)
 
     def topic_id(self, topic_name: str) -> uuid.UUID | None:
+        self.names_read.add(topic_name)
         for tid, name in self.topic_names.items():
             if name == topic_name:
                 return tid

@@ -64,13 +64,13 @@ def _metadata(ctx: ReplayContext, group: Group, record) -> None:
 
 def _partition_metadata(ctx: ReplayContext, group: Group, record) -> None:
     for topic in record.value.get("topics") or ():
-        ctx.topic_names[topic["topicId"]] = topic["topicName"]
+        ctx.name_topic(topic["topicId"], topic["topicName"])
 
 
 def _topic_names(ctx: ReplayContext, group: Group, record) -> None:
     for field in ("initializingTopics", "initializedTopics", "deletingTopics"):
         for topic in record.value.get(field) or ():
-            ctx.topic_names[topic["topicId"]] = topic["topicName"]
+            ctx.name_topic(topic["topicId"], topic["topicName"])
 
 
 def _member(ctx: ReplayContext, group: Group, record) -> None:

@@ -71,7 +71,7 @@ def note_commit(ctx: ReplayContext, group_id: str, topic: str, topic_id: uuid.UU
     change either (the first after each group tombstone, the first per topic id)."""
     ctx.simple_group(group_id)
     if topic_id is not None:
-        ctx.topic_names.setdefault(topic_id, topic)
+        ctx.name_topic(topic_id, topic, unless_named=True)
 
 
 def apply_marker(ctx: ReplayContext, group_id: str) -> None:

@@ -42,37 +42,65 @@ from jobs.stages.insights import insight_findings
 WINDOW_COLUMNS = (("group_id", pa.string()), ("valid_from", pa.int64()), ("valid_until", pa.int64()),
                   ("evidence_partition", pa.int32()), ("evidence_from", pa.int64()),
                   ("evidence_until", pa.int64()))
-OUTPUT_SCHEMA = pa.schema([("row", pa.string()), *WINDOW_COLUMNS])
+# With folds kept (an incremental lake), every group's row also carries its fold as it was before
+# its finishing checks (jobs.audits.engine.freeze), to resume from at the next snapshot.
+FOLD_COLUMNS = (("log_partition", pa.int32()), ("folded_until", pa.int64()),
+                ("open_producers", pa.list_(pa.int64())), ("topic_reads", pa.string()),
+                ("fold", pa.binary()))
+OUTPUT_SCHEMA = pa.schema([("row", pa.string()), *WINDOW_COLUMNS, *FOLD_COLUMNS])
 OUTPUT_DDL = "row string, group_id string, valid_from bigint, valid_until bigint, " \
-    "evidence_partition int, evidence_from bigint, evidence_until bigint"
+    "evidence_partition int, evidence_from bigint, evidence_until bigint, log_partition int, " \
+    "folded_until bigint, open_producers array<bigint>, topic_reads string, fold binary"
 GROUP_KEYS = ["partition", "group_id"]
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
                ("target_assignments", "topic_name"))
+FOLD = "fold"   # the event rows' column that carries a group's kept fold (one row, offset null)
 
 
-def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], snapshot_time_ms):
-    """The per-group function, closed over the snapshot-wide facts."""
+def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], snapshot_time_ms,
+               keep_folds: bool = False):
+    """The per-group function, closed over the snapshot-wide facts. A group whose rows include
+    a kept fold (column :data:`FOLD`) resumes it with the rows after it; ``keep_folds``: each
+    group's fold is returned with its window."""
     names = {uuid.UUID(tid): name for tid, name in topic_names.items()}
 
     def body(events: pa.Table) -> pa.Table:
-        from jobs.audits.engine import audit_group_window
+        import pyarrow.compute as pc
+
+        from jobs.audits import engine
         from jobs.audits.evidence import LogCoverage
 
-        findings, (valid_from, valid_until, evidence) = audit_group_window(
-            arrow_events(events), regime=regime, topic_names=names,
-            coverage=LogCoverage({p: [tuple(g) for g in gs] for p, gs in gaps.items()}),
-            snapshot_time_ms=snapshot_time_ms)
+        group_id = events.column("group_id")[0].as_py()
+        partition = events.column("partition")[0].as_py()
+        facts = {"topic_names": names, "snapshot_time_ms": snapshot_time_ms,
+                 "coverage": LogCoverage({p: [tuple(g) for g in gs] for p, gs in gaps.items()})}
+        kept = None
+        if FOLD in events.column_names:
+            carried = pc.is_valid(events.column(FOLD))
+            if pc.any(carried).as_py():
+                kept = pc.filter(events.column(FOLD), carried)[0].as_py()
+                events = events.filter(pc.invert(carried))
+            events = events.drop_columns([FOLD])
+        a = engine.thaw(kept, **facts) if kept is not None else engine.open_fold(regime=regime,
+                                                                                  **facts)
+        engine.fold(a, arrow_events(events))
+        fold = None
+        if keep_folds and group_id is not None:
+            fold = (partition, a.folded_until, engine.open_producers(a),
+                    json.dumps(engine.topic_reads(a, names)), engine.freeze(a))
+        findings, (valid_from, valid_until, evidence) = engine.finish(a)
         rows = [json.dumps(f, default=str, ensure_ascii=False) for f in findings]
-        window = [[None] * len(rows) for _ in WINDOW_COLUMNS]
-        if valid_from is not None or valid_until is not None or evidence is not None:
+        columns = (*WINDOW_COLUMNS, *FOLD_COLUMNS)
+        window = [[None] * len(rows) for _ in columns]
+        if valid_from is not None or valid_until is not None or evidence is not None or fold:
             rows.append(None)
-            values = (events.column("group_id")[0].as_py(), valid_from, valid_until,
-                      *(evidence or (None, None, None)))
+            values = (group_id, valid_from, valid_until, *(evidence or (None, None, None)),
+                      *(fold or (None,) * len(FOLD_COLUMNS)))
             for column, value in zip(window, values):
                 column.append(value)
         return pa.table([pa.array(rows, pa.string()),
-                         *(pa.array(c, t) for c, (_, t) in zip(window, WINDOW_COLUMNS))],
+                         *(pa.array(c, t) for c, (_, t) in zip(window, columns))],
                         schema=OUTPUT_SCHEMA)
     return body
 
@@ -144,20 +172,54 @@ def audit_snapshot(records, raw, commits, snapshot_id: str, *, regime: str | Non
 
 def audit_rows(records, raw, commits, *, regime: str | None = None,
                topic_names: dict[str, str] | None = None, here: bool = False,
-               membership=None, gaps: dict | None = None, snapshot_time: int | None = None):
+               membership=None, gaps: dict | None = None, snapshot_time: int | None = None,
+               folds=None, keep_folds: bool = False):
     """:func:`audit_snapshot`'s audit as the groups' rows of :data:`OUTPUT_DDL`: their findings
-    (:func:`findings_of`) and the snapshot times they hold for (:func:`windows_of`)."""
+    (:func:`findings_of`) and the snapshot times they hold for (:func:`windows_of`). ``folds``
+    (``partition, group_id, folded_until, fold``): groups whose audit resumes a kept fold with
+    their events after ``folded_until``; ``keep_folds``: each group's fold is kept
+    (:func:`folds_of`)."""
     from pyspark.sql import functions as F
 
     regime = regime or snapshot_regime(records)
     if snapshot_time is None:
         snapshot_time = raw.agg(F.max("timestamp")).first()[0]
     body = audit_body(regime, topic_names or {}, compacted_ranges(raw) if gaps is None else gaps,
-                      snapshot_time)
+                      snapshot_time, keep_folds)
     events = group_event_rows(records, raw, commits, membership)
+    if folds is not None:
+        events = resumed_event_rows(events, folds, records, raw)
     if here:
         return map_groups_here(records.sparkSession, events, GROUP_KEYS, body, OUTPUT_SCHEMA)
     return map_groups(events, GROUP_KEYS, body, OUTPUT_DDL)
+
+
+def resumed_event_rows(events, folds, records, raw):
+    """``events`` (:func:`jobs.stages.group_events.group_event_rows` of ``records`` and ``raw``)
+    of the groups of ``folds`` after their ``folded_until``, the others' whole, and each fold as
+    one more row of its group (column :data:`FOLD`, null on the others). A fold's group also gets
+    the later markers of the transactions it left open (``open_producers``), which its records
+    the audit reads may no longer name (compaction removed them: a fold of every record reads
+    them)."""
+    from pyspark.sql import functions as F
+
+    from jobs.replay import ABORT, COMMIT
+    from jobs.stages.group_events import RAW_EVENT_COLUMNS, marker_event_rows
+
+    until = F.broadcast(folds.select("group_id", "folded_until"))
+    later = (events.join(until, ["group_id"], "left")
+             .where(F.col("folded_until").isNull() | (F.col("offset") > F.col("folded_until")))
+             .drop("folded_until"))
+    position = ["group_id", "partition", "offset"]
+    open_ = folds.select("partition", "group_id", "folded_until",
+                         F.explode("open_producers").alias("producer_id"))
+    ended = (raw.where(F.col("is_control") & F.col("control_type").isin(COMMIT, ABORT))
+             .select(*RAW_EVENT_COLUMNS).join(F.broadcast(open_), ["partition", "producer_id"])
+             .where(F.col("offset") > F.col("folded_until")).drop("folded_until")
+             .join(marker_event_rows(records, raw).select(*position), position, "left_anti"))
+    carried = folds.select("partition", "group_id", FOLD)
+    return (later.unionByName(ended, allowMissingColumns=True)
+            .unionByName(carried, allowMissingColumns=True))
 
 
 def findings_of(rows, snapshot_id: str):
@@ -174,6 +236,15 @@ def windows_of(rows):
     from pyspark.sql import functions as F
 
     return rows.where(F.col("row").isNull()).select(*(name for name, _ in WINDOW_COLUMNS))
+
+
+def folds_of(rows):
+    """Each group's kept fold in :func:`audit_rows`' rows (``keep_folds``): ``group_id`` and
+    :data:`FOLD_COLUMNS`."""
+    from pyspark.sql import functions as F
+
+    return rows.where(F.col("row").isNull() & F.col(FOLD).isNotNull()).select(
+        "group_id", *(name for name, _ in FOLD_COLUMNS))
 
 
 def fencing_frames(frames: dict, snapshot_id: str, *, here: bool = False, membership=None):

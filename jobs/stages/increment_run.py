@@ -32,8 +32,8 @@ from pathlib import Path
 from jobs.lake import RECORDS
 from jobs.lake.delta import read_snapshot, read_snapshots
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
-from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, HISTORY_TABLES,
-                                  REPLAYED_GROUPS)
+from jobs.lake.increments import (FENCING_FOLDS, GROUP_STATE_TABLES, GROUP_TOPIC_NAMES,
+                                  HISTORY_TABLES, REPLAYED_GROUPS)
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
 from jobs.stages.frames import hold, local_frame
@@ -308,25 +308,38 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
-             regime: str, removed=None):
+             regime: str, names: list[str], staging: Path, progress):
     """The replayed groups' fencing audit over their history (every record of them the lake
-    has held: the snapshot's, and ``removed``, :func:`removed_rows`) under the snapshot-wide
-    facts: ``(audits, findings, windows)``, windows as :func:`jobs.stages.audit.windows_of`
-    gives them. The ranges where evidence is partial are the lake's gaps (offsets no snapshot
-    held), the snapshot's newest timestamp comes from the previous one's
-    (:mod:`jobs.stages.snapshot_facts`); the audit reads every marker the lake held, not its
-    other records."""
+    has held: the snapshot's, and the ones compaction removed, :func:`removed_rows`) under the
+    snapshot-wide facts: ``(audits, findings, windows, folds)``, windows as
+    :func:`jobs.stages.audit.windows_of` gives them, folds as
+    :func:`jobs.stages.audit.folds_of`. A group whose audit the previous snapshots kept a fold
+    of that may resume (:func:`_resumed_folds`) reads only its records after the fold. The ranges
+    where evidence is partial are the lake's gaps (offsets no snapshot held), the snapshot's
+    newest timestamp comes from the previous one's (:mod:`jobs.stages.snapshot_facts`); the audit
+    reads every marker the lake held, not its other records."""
     from pyspark.sql import functions as F
 
-    from jobs.stages.audit import audit_rows, compacted_ranges, findings_of, windows_of
+    from jobs.stages.audit import (audit_rows, compacted_ranges, findings_of, folds_of,
+                                   windows_of)
     from jobs.stages.ingest import raw_records_rows
     from jobs.stages.snapshot_facts import compaction_ranges
 
+    topic_names = _topic_names(spark, lake, frames, inc.earlier)
+    groups = spark.createDataFrame([(g,) for g in names], "group_id string")
+    folds, resumed = _resumed_folds(spark, lake, inc, groups, regime, topic_names)
+    whole = [g for g in names if g not in resumed]
+    if resumed:
+        print(f"fencing audit: {len(resumed)} group(s) resume the audit an earlier snapshot kept "
+              f"(only their new records are read), {len(whole)} audited from their first record",
+              file=progress)
+    removed = whole and removed_rows(spark, lake, inc, spark.createDataFrame(
+        [(g,) for g in whole], "group_id string"), staging)
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
     records, commits = frames[RECORDS], frames["offset_commits"]
-    if removed is not None:
+    if removed:
         held, gone_membership, gone_commits = removed
         records = records.unionByName(held.select(*records.columns))
         membership = membership.unionByName(gone_membership.select(*membership.columns))
@@ -337,14 +350,50 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
         gaps = compacted_ranges(inc.lake_rows.select("partition", "offset").unionByName(
             new_raw.select("partition", "offset")))
     markers = inc.lake_rows.where("is_control").unionByName(new_raw.where("is_control"))
-    audited = audit_rows(records, markers, commits, regime=regime,
-                         topic_names=_topic_names(spark, lake, frames, inc.earlier), here=local,
-                         membership=membership, gaps=gaps,
-                         snapshot_time=inc.newest).localCheckpoint(eager=True)
+    audited = audit_rows(records, markers, commits, regime=regime, topic_names=topic_names,
+                         here=local,
+                         membership=membership, gaps=gaps, snapshot_time=inc.newest,
+                         folds=folds, keep_folds=True).localCheckpoint(eager=True)
     found = findings_of(audited, inc.snapshot_id)
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
                                    TABLES[FENCING_AUDITS].ddl())
-    return audits, found, windows_of(audited)
+    return audits, found, windows_of(audited), folds_of(audited)
+
+
+def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
+                   names: dict[str, str]):
+    """The kept folds (``partition, group_id, folded_until, fold``) the audit of ``groups``
+    resumes, and the ids of their groups: each group's fold as of the previous snapshot
+    (``fencing_folds``), kept under the same regime by code of this version, in a partition where
+    no late record filled a gap, under topic names that answer what it looked up alike
+    (:func:`jobs.audits.engine.resumable`). A fold of every record is the same audit, but reads
+    the group's whole history. ``(None, set())`` when no group resumes."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from jobs.audits.engine import fold_version, resumable
+    from jobs.lake.delta import has_table
+    from jobs.lake.snapshot_views import group_state
+
+    if not inc.earlier or not has_table(lake, FENCING_FOLDS):
+        return None, set()
+    kept = group_state(spark, lake, FENCING_FOLDS, inc.earlier[-1]).join(
+        F.broadcast(groups), ["group_id"], "left_semi")
+    late = {p for p, n in inc.gaps.late.items() if n}
+    version = fold_version()
+    resumed = {r.group_id: r.folded_until for r in kept.select(
+        "group_id", "log_partition", "folded_until", "regime", "code_version", "topic_reads")
+        .collect()
+        if r.regime == regime and r.code_version == version and r.log_partition not in late
+        and resumable(json.loads(r.topic_reads), names)}
+    if not resumed:
+        return None, set()
+    ids = spark.createDataFrame(sorted(resumed.items()), "group_id string, folded_until bigint")
+    folds = kept.join(F.broadcast(ids.select("group_id")), ["group_id"], "left_semi").select(
+        F.col("log_partition").alias("partition"), "group_id", "folded_until", "open_producers",
+        "fold")
+    return folds, set(resumed)
 
 
 def audit_again(spark, lake: Path, inc: Increment, regime: str) -> list[str]:
@@ -525,11 +574,11 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             capture.frames[GROUP_TOPIC_NAMES] = pairs
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
-            audits, found, windows = _fencing(spark, lake, inc, capture.frames, new_rows, local,
-                                              regime, removed_rows(spark, lake, inc, groups,
-                                                                   staging))
+            audits, found, windows, folds = _fencing(spark, lake, inc, capture.frames,
+                                                     new_rows, local, regime, names, staging,
+                                                     progress)
             for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
-                                               windows).items():
+                                               windows, folds, regime).items():
                 writer.submit(table, frame)
             _lag_and_configs(spark, lake, inc, writer, capture.frames["offsets"], groups, paths)
             written = {t: writer.rows(t) for t in writer.pending}
@@ -542,10 +591,14 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     return result
 
 
-def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows) -> dict:
+def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows, folds,
+                   regime: str) -> dict:
     """Per-group state of the replayed groups, history rows of the new records, the fencing
-    audit, and ``replayed_groups`` (with the window of each group's findings), by table."""
+    audit with the folds it kept, and ``replayed_groups`` (with the window of each group's
+    findings), by table."""
     from pyspark.sql import functions as F
+
+    from jobs.audits.engine import fold_version
 
     new_positions = inc.new_keys.select(F.col("partition").alias("log_partition"),
                                         F.col("offset").alias("log_offset"))
@@ -557,6 +610,10 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows)
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))
     out[FENCING_AUDITS] = audits
+    out[FENCING_FOLDS] = folds.select(
+        F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id", "log_partition", "folded_until",
+        "open_producers", F.lit(regime).alias("regime"), F.lit(fold_version()).alias("code_version"),
+        "topic_reads", "fold")
     out[REPLAYED_GROUPS] = groups.join(windows, ["group_id"], "left").select(
         F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id",
         F.col("valid_from").alias("findings_valid_from"),

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.lake.delta import read_table, replace_snapshot, table_path, unreferenced_files
-from jobs.lake.increments import (GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, REPLAYED_GROUPS,
-                                  VACUUMS, VACUUMS_COLUMNS)
+from jobs.lake.increments import (FENCING_FOLDS, GROUP_STATE_TABLES, GROUP_TOPIC_NAMES,
+                                  REPLAYED_GROUPS, VACUUMS, VACUUMS_COLUMNS)
 from jobs.lake.snapshot_views import LakeOrder, in_ids
 from jobs.lake.views import lake_tables
 
@@ -116,7 +116,8 @@ def vacuum_lake(spark, lake: Path, keep: int | None = None, older_than_ms: int |
                     replace_snapshot(rows.limit(0), lake, table, sid)
             return total
 
-        jobs = {t: thin for t in (*GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, REPLAYED_GROUPS)
+        jobs = {t: thin for t in (*GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, FENCING_FOLDS,
+                                  REPLAYED_GROUPS)
                 if t in present}
         jobs.update({t: clear for t in PER_SNAPSHOT_TABLES if t in present})
         with ThreadPoolExecutor(4, thread_name_prefix="offsetlake-vacuum") as pool:
