@@ -581,15 +581,15 @@ def test_a_topic_name_one_group_learns_or_loses_renames_another_group_s_assignme
     assert read_table(spark, lake, GROUP_TOPIC_NAMES).collect() == []
 
 
-def test_a_resumed_audit_ends_a_transaction_whose_commit_compaction_removed(spark, tmp_path,
-                                                                             capsys):
-    """The second snapshot's audit of group t resumes the fold the first kept
-    (``fencing_folds``): it reads t's new records only, yet equals the history audit. t's
-    transactional commit (producer 7) is open at s1; by s2 a later commit of the same key has
-    superseded it, the cleaner removed it and producer 7's COMMIT marker came 20 minutes on.
-    None of t's records the run reads names producer 7 any more: the fold's open transaction
-    does (``open_producers``), so the marker ends it (a TX-02 skip, the later commit installed)
-    instead of leaving it open past the timeout (TX-01)."""
+def test_a_resumed_audit_reads_what_compaction_removed_after_its_fold(spark, tmp_path, capsys):
+    """Group t's audits at s2 and s3 resume the fold s1 kept (``fencing_folds``: a resumed audit
+    that read few records keeps none) and equal the history audit. At s1 t's transactional commit
+    (producer 7) is open; by s2 a later commit of the same key has superseded it, the cleaner
+    removed it and producer 7's COMMIT marker came 20 minutes on: none of t's records the run
+    reads names producer 7 any more, the fold's open transaction does (``open_producers``), so
+    the marker ends it (a TX-02 skip) instead of leaving it open past the timeout (TX-01). s2's
+    commit rewinds foo-0 (OF-03); by s3 a newer commit superseded it and the cleaner removed it,
+    after s1's fold: s3 reads it among the removed records."""
     import json
 
     from support.scenarios import Scenario
@@ -600,19 +600,24 @@ def test_a_resumed_audit_ends_a_transaction_whose_commit_compaction_removed(spar
     from jobs.stages.audit import audit_history
 
     s = Scenario("t")
-    s.offset_commit({"foo": {0: 1}})
+    s.offset_commit({"foo": {0: 10}})
     s.txn_offset_commit(7, {"baz": {0: 3}})
     s.offset_commit({"baz": {0: 4}})
     snapshots = {"s1": s.write(tmp_path / "s1")}
     s.advance(20 * 60_000).end_txn(7, "COMMIT")
-    s.offset_commit({"foo": {0: 2}})
+    rewind = s.next_offset
+    s.offset_commit({"foo": {0: 5}})
     write_partition([b for i, b in enumerate(s.batches) if i != 1], tmp_path / "s2", s.partition)
-    snapshots["s2"] = tmp_path / "s2"
+    s.offset_commit({"foo": {0: 7}})
+    write_partition([b for i, b in enumerate(s.batches) if i not in (1, 4)], tmp_path / "s3",
+                    s.partition)
+    snapshots.update(s2=tmp_path / "s2", s3=tmp_path / "s3")
 
     lake = tmp_path / "lake"
     for sid, path in snapshots.items():
         assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
-    assert "1 group(s) resume the audit an earlier snapshot kept" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("1 group(s) resume the audit an earlier snapshot kept") == 2
 
     def found(rows) -> list[tuple]:
         return sorted((r["group_id"], r["rule_id"], r["log_offset"], r["verdict"], r["message"],
@@ -622,9 +627,9 @@ def test_a_resumed_audit_ends_a_transaction_whose_commit_compaction_removed(spar
         lake_rows = found(r.asDict() for r in group_state(spark, lake, "fencing_findings", sid)
                           .collect())
         assert lake_rows == found(audit_history(spark, lake, sid).findings), sid
-    s2 = found(r.asDict() for r in group_state(spark, lake, "fencing_findings", "s2").collect())
-    assert [rule for _, rule, *_ in s2] == ["TX-02"]
-    folds = {r.snapshot_id: r for r in read_table(spark, lake, "fencing_folds").collect()}
-    assert (folds["s1"].open_producers, folds["s2"].open_producers) == ([7], [])
-    assert folds["s2"].folded_until == s.next_offset - 1
-    assert json.loads(folds["s2"].topic_reads)["ambiguous"] is False
+    s3 = found(r.asDict() for r in group_state(spark, lake, "fencing_findings", "s3").collect())
+    assert [(rule, offset) for _, rule, offset, *_ in s3] == [("OF-03", rewind), ("TX-02", 3)]
+    folds = read_table(spark, lake, "fencing_folds").collect()
+    assert [(f.snapshot_id, f.group_id, f.open_producers, f.folded_until) for f in folds] == [
+        ("s1", "t", [7], 2)]
+    assert json.loads(folds[0].topic_reads)["ambiguous"] is False

@@ -114,14 +114,19 @@ def fold_version() -> str:
 
 
 def freeze(a: AuditContext) -> bytes:
-    """``a`` as bytes, before :func:`finish`: :func:`thaw` gives it back."""
+    """``a`` as bytes, before :func:`finish`: :func:`thaw` gives it back. What the next
+    snapshot gives again is left out (the topic names given, the gaps), and so is what the audit
+    never reads (the replay's history rows)."""
     replay = a.replay
-    kept = (replay.epochs, replay.transactions, replay.event)
+    kept = (replay.epochs, replay.transactions, replay.event, replay.topic_names, a.coverage)
+    written = {tid for tid, _ in replay.pairs_written}
     replay.epochs, replay.transactions, replay.event = [], [], None
+    replay.topic_names = {tid: name for tid, name in replay.topic_names.items() if tid in written}
+    a.coverage = LogCoverage()
     try:
-        return zlib.compress(pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        return zlib.compress(pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL), 6)
     finally:
-        replay.epochs, replay.transactions, replay.event = kept
+        replay.epochs, replay.transactions, replay.event, replay.topic_names, a.coverage = kept
 
 
 def thaw(blob: bytes, *, topic_names: dict[uuid.UUID, str] | None = None,
@@ -129,13 +134,10 @@ def thaw(blob: bytes, *, topic_names: dict[uuid.UUID, str] | None = None,
          snapshot_time_ms: int | None = None) -> AuditContext:
     """The context :func:`freeze` kept, to fold the group's later events under this snapshot's
     facts: its gaps, its time and its topic names, as a fold of every event under them would
-    hold them at that point (the pairs the group's records gave, over the names given)."""
+    hold them at that point (the names given, then the pairs the group's records gave)."""
     a = pickle.loads(zlib.decompress(blob))
-    written = {tid for tid, _ in a.replay.pairs_written}
     names = dict(topic_names or {})
-    for tid, name in a.replay.topic_names.items():
-        if tid in written:
-            names[tid] = name
+    names.update(a.replay.topic_names)   # only the pairs its records gave (freeze)
     a.replay.topic_names = names
     a.coverage = coverage or LogCoverage()
     a.snapshot_time_ms = snapshot_time_ms

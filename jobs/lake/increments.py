@@ -118,8 +118,8 @@ GROUP_TOPIC_NAMES_COLUMNS = (
 
 FENCING_FOLDS = "fencing_folds"
 FENCING_FOLDS_COLUMNS = (
-    ("snapshot_id", "string", "a snapshot that replayed the group (per-group state, as "
-                              "replayed_groups lists it)"),
+    ("snapshot_id", "string", "a snapshot that kept the group's fold: it audited the group from "
+                              "its first record, or read many records since its last fold"),
     ("group_id", "string", "the group"),
     ("log_partition", "int", "the partition of __consumer_offsets holding its records"),
     ("folded_until", "bigint", "the log offset of the last record its fencing audit read"),

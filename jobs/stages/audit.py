@@ -42,8 +42,10 @@ from jobs.stages.insights import insight_findings
 WINDOW_COLUMNS = (("group_id", pa.string()), ("valid_from", pa.int64()), ("valid_until", pa.int64()),
                   ("evidence_partition", pa.int32()), ("evidence_from", pa.int64()),
                   ("evidence_until", pa.int64()))
-# With folds kept (an incremental lake), every group's row also carries its fold as it was before
-# its finishing checks (jobs.audits.engine.freeze), to resume from at the next snapshot.
+# With folds kept (an incremental lake), a group's row also carries its fold as it was before its
+# finishing checks (jobs.audits.engine.freeze), to resume from at a later snapshot: a group audited
+# from its first record, and a resumed one once it has read FOLD_EVERY records since its fold
+# (the fold of a group is a few KiB: one per replay would grow the lake by more than its records).
 FOLD_COLUMNS = (("log_partition", pa.int32()), ("folded_until", pa.int64()),
                 ("open_producers", pa.list_(pa.int64())), ("topic_reads", pa.string()),
                 ("fold", pa.binary()))
@@ -55,6 +57,7 @@ GROUP_KEYS = ["partition", "group_id"]
 DOWNGRADE_FINDINGS = "downgrade_findings"
 NAME_TABLES = (("offset_commits", "topic"), ("member_assignments", "topic_name"),
                ("target_assignments", "topic_name"))
+FOLD_EVERY = 5_000
 FOLD = "fold"   # the event rows' column that carries a group's kept fold (one row, offset null)
 
 
@@ -62,7 +65,8 @@ def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], 
                keep_folds: bool = False):
     """The per-group function, closed over the snapshot-wide facts. A group whose rows include
     a kept fold (column :data:`FOLD`) resumes it with the rows after it; ``keep_folds``: each
-    group's fold is returned with its window."""
+    group's fold is returned with its window, when it is new or has read :data:`FOLD_EVERY`
+    records since the one it resumed."""
     names = {uuid.UUID(tid): name for tid, name in topic_names.items()}
 
     def body(events: pa.Table) -> pa.Table:
@@ -84,9 +88,10 @@ def audit_body(regime: str, topic_names: dict[str, str], gaps: dict[int, list], 
             events = events.drop_columns([FOLD])
         a = engine.thaw(kept, **facts) if kept is not None else engine.open_fold(regime=regime,
                                                                                   **facts)
-        engine.fold(a, arrow_events(events))
+        later = arrow_events(events)
+        engine.fold(a, later)
         fold = None
-        if keep_folds and group_id is not None:
+        if keep_folds and group_id is not None and (kept is None or len(later) >= FOLD_EVERY):
             fold = (partition, a.folded_until, engine.open_producers(a),
                     json.dumps(engine.topic_reads(a, names)), engine.freeze(a))
         findings, (valid_from, valid_until, evidence) = engine.finish(a)

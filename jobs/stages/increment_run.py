@@ -328,18 +328,19 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     topic_names = _topic_names(spark, lake, frames, inc.earlier)
     groups = spark.createDataFrame([(g,) for g in names], "group_id string")
     folds, resumed = _resumed_folds(spark, lake, inc, groups, regime, topic_names)
-    whole = [g for g in names if g not in resumed]
+    whole = sum(g not in resumed for g in names)
     if resumed:
         print(f"fencing audit: {len(resumed)} group(s) resume the audit an earlier snapshot kept "
-              f"(only their new records are read), {len(whole)} audited from their first record",
+              f"(only their records after it are read), {whole} audited from their first record",
               file=progress)
-    removed = whole and removed_rows(spark, lake, inc, spark.createDataFrame(
-        [(g,) for g in whole], "group_id string"), staging)
+    # a resumed group reads the removed records after its fold: a fold kept a few snapshots ago
+    # has not read what compaction removed since
+    removed = removed_rows(spark, lake, inc, groups, staging)
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
     records, commits = frames[RECORDS], frames["offset_commits"]
-    if removed:
+    if removed is not None:
         held, gone_membership, gone_commits = removed
         records = records.unionByName(held.select(*records.columns))
         membership = membership.unionByName(gone_membership.select(*membership.columns))
@@ -362,35 +363,43 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
 
 def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
                    names: dict[str, str]):
-    """The kept folds (``partition, group_id, folded_until, fold``) the audit of ``groups``
-    resumes, and the ids of their groups: each group's fold as of the previous snapshot
-    (``fencing_folds``), kept under the same regime by code of this version, in a partition where
-    no late record filled a gap, under topic names that answer what it looked up alike
-    (:func:`jobs.audits.engine.resumable`). A fold of every record is the same audit, but reads
-    the group's whole history. ``(None, set())`` when no group resumes."""
+    """The kept folds (``partition, group_id, folded_until, open_producers, fold``) the audit
+    of ``groups`` resumes, and the ids of their groups: each group's latest fold of the earlier
+    snapshots (``fencing_folds``), kept under the same regime by code of this version, in a
+    partition where no late record has filled a gap since, under topic names that answer what
+    it looked up alike (:func:`jobs.audits.engine.resumable`). A fold of every record is the
+    same audit, but reads the group's whole history. ``(None, set())`` when no group resumes."""
     import json
 
     from pyspark.sql import functions as F
 
     from jobs.audits.engine import fold_version, resumable
     from jobs.lake.delta import has_table
-    from jobs.lake.snapshot_views import group_state
+    from jobs.lake.increments import SNAPSHOT_PARTITIONS
 
     if not inc.earlier or not has_table(lake, FENCING_FOLDS):
         return None, set()
-    kept = group_state(spark, lake, FENCING_FOLDS, inc.earlier[-1]).join(
+    seq = {sid: i for i, sid in enumerate(inc.earlier)}
+    late: dict[int, int] = {p: len(seq) for p, n in inc.gaps.late.items() if n}
+    for r in (read_snapshots(spark, lake, SNAPSHOT_PARTITIONS, inc.earlier)
+              .where(F.col("late_records") > 0).select("snapshot_id", "partition").collect()):
+        late[r.partition] = max(late.get(r.partition, -1), seq[r.snapshot_id])
+    kept = read_snapshots(spark, lake, FENCING_FOLDS, inc.earlier).join(
         F.broadcast(groups), ["group_id"], "left_semi")
-    late = {p for p, n in inc.gaps.late.items() if n}
+    latest: dict[str, tuple] = {}
+    for r in kept.select("snapshot_id", "group_id", "log_partition", "folded_until", "regime",
+                         "code_version", "topic_reads").collect():
+        if r.group_id not in latest or seq[r.snapshot_id] > seq[latest[r.group_id].snapshot_id]:
+            latest[r.group_id] = r
     version = fold_version()
-    resumed = {r.group_id: r.folded_until for r in kept.select(
-        "group_id", "log_partition", "folded_until", "regime", "code_version", "topic_reads")
-        .collect()
-        if r.regime == regime and r.code_version == version and r.log_partition not in late
-        and resumable(json.loads(r.topic_reads), names)}
+    resumed = {g: r.snapshot_id for g, r in latest.items()
+               if r.regime == regime and r.code_version == version
+               and late.get(r.log_partition, -1) <= seq[r.snapshot_id]
+               and resumable(json.loads(r.topic_reads), names)}
     if not resumed:
         return None, set()
-    ids = spark.createDataFrame(sorted(resumed.items()), "group_id string, folded_until bigint")
-    folds = kept.join(F.broadcast(ids.select("group_id")), ["group_id"], "left_semi").select(
+    chosen = spark.createDataFrame(sorted(resumed.items()), "group_id string, snapshot_id string")
+    folds = kept.join(F.broadcast(chosen), ["group_id", "snapshot_id"], "left_semi").select(
         F.col("log_partition").alias("partition"), "group_id", "folded_until", "open_producers",
         "fold")
     return folds, set(resumed)
