@@ -7,6 +7,7 @@ snapshot reads are deleted:
 * per-group state: a group's rows at an old snapshot go once a later snapshot, up to the oldest
   kept one, replayed the group again (the kept snapshots read the latest replay up to them, so
   the rows they read all stay), with their ``replayed_groups`` and ``group_topic_names`` rows;
+  a group's fold (``fencing_folds``) goes once a later snapshot kept another;
 * the tables written whole per snapshot (lag, broker_configs, fencing_audits, insight tables);
 
 and the old snapshot is listed in ``vacuums``, so its own views refuse to answer. Records,
@@ -92,14 +93,26 @@ def vacuum_lake(spark, lake: Path, keep: int | None = None, older_than_ms: int |
                   .where(F.col("seq") < F.col("latest")).select("group_id", "snapshot_id")
                   .localCheckpoint(eager=True))
         present = set(lake_tables(lake))
-        doomed_ids = {r[0] for r in doomed.select("snapshot_id").distinct().collect()}
+        ids = {r[0] for r in doomed.select("snapshot_id").distinct().collect()}
+        doomed_in = {t: (doomed, ids)
+                     for t in (*GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, REPLAYED_GROUPS)}
+        if FENCING_FOLDS in present:
+            # only each group's newest fold is ever read (the next audit resumes it)
+            folds = (read_table(spark, lake, FENCING_FOLDS).select("group_id", "snapshot_id")
+                     .withColumn("seq", seq[F.col("snapshot_id")]))
+            newest = folds.groupBy("group_id").agg(F.max("seq").alias("newest"))
+            superseded = (folds.where(in_ids("snapshot_id", old)).join(newest, "group_id")
+                          .where(F.col("seq") < F.col("newest")).select("group_id", "snapshot_id")
+                          .localCheckpoint(eager=True))
+            doomed_in[FENCING_FOLDS] = (superseded, {r[0] for r in superseded.select(
+                "snapshot_id").distinct().collect()})
 
         def thin(table: str) -> int:
             """Rewrite the old snapshots' rows of a per-group table without the doomed ones."""
-            gone = 0
+            gone, (doomed_rows, doomed_ids) = 0, doomed_in[table]
             for sid in sorted(doomed_ids):
                 rows = read_table(spark, lake, table).where(F.col("snapshot_id") == sid)
-                keep_rows = rows.join(doomed.where(F.col("snapshot_id") == sid),
+                keep_rows = rows.join(doomed_rows.where(F.col("snapshot_id") == sid),
                                       ["group_id", "snapshot_id"], "left_anti")
                 before, total = table_version(lake, table), rows.count()
                 replace_snapshot(keep_rows.select(*rows.columns).localCheckpoint(eager=True),
@@ -116,9 +129,7 @@ def vacuum_lake(spark, lake: Path, keep: int | None = None, older_than_ms: int |
                     replace_snapshot(rows.limit(0), lake, table, sid)
             return total
 
-        jobs = {t: thin for t in (*GROUP_STATE_TABLES, GROUP_TOPIC_NAMES, FENCING_FOLDS,
-                                  REPLAYED_GROUPS)
-                if t in present}
+        jobs = {t: thin for t in doomed_in if t in present}
         jobs.update({t: clear for t in PER_SNAPSHOT_TABLES if t in present})
         with ThreadPoolExecutor(4, thread_name_prefix="offsetlake-vacuum") as pool:
             counts = dict(zip(jobs, pool.map(lambda t: jobs[t](t), jobs)))

@@ -218,6 +218,9 @@ def test_vacuum_keeps_what_the_kept_snapshots_read_and_all_history(spark, run_la
     shutil.copytree(incremental, lake)
     every = ("raw_records", "records", "record_removals", "batches", *HISTORY)
     before = {t: _content(read_table(spark, lake, t)) for t in every}
+    folds = {(r.group_id, r.snapshot_id) for r in read_table(spark, lake, "fencing_folds")
+             .select("group_id", "snapshot_id").collect()}
+    newest = {g: max((s for h, s in folds if h == g), key=ids.index) for g, _ in folds}
     assert offsetlake(["vacuum", "--lake", str(lake), "--keep", "2", "--retain-hours", "0"]) == 0
     out = capsys.readouterr().out
     assert f"kept 2 snapshot(s) ({ids[-2]}, {ids[-1]}); 4 older one(s) vacuumed" in out
@@ -230,6 +233,10 @@ def test_vacuum_keeps_what_the_kept_snapshots_read_and_all_history(spark, run_la
     with pytest.raises(KeyError, match="was vacuumed"):
         group_state(spark, lake, "groups", ids[0])
     assert {t: _content(read_table(spark, lake, t)) for t in every} == before
+    # each group's newest fold stays (the next run resumes it), and the kept snapshots' folds
+    assert {(r.group_id, r.snapshot_id) for r in read_table(spark, lake, "fencing_folds")
+            .select("group_id", "snapshot_id").collect()} == {
+        (g, s) for g, s in folds if s in ids[-2:] or s == newest[g]}
     # Delta's VACUUM (retaining 0 hours): every data file left is one the table still reads
     for table in ("groups", "offsets", "replayed_groups"):
         on_disk = {str(f.relative_to(lake / table)) for f in (lake / table).rglob("*.parquet")
