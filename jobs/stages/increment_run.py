@@ -308,7 +308,7 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
-             regime: str, names: list[str], staging: Path, progress):
+             regime: str, groups, names: list[str], staging: Path, progress):
     """The replayed groups' fencing audit over their history (every record of them the lake
     has held: the snapshot's, and the ones compaction removed, :func:`removed_rows`) under the
     snapshot-wide facts: ``(audits, findings, windows, folds)``, windows as
@@ -326,7 +326,6 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     from jobs.stages.snapshot_facts import compaction_ranges
 
     topic_names = _topic_names(spark, lake, frames, inc.earlier)
-    groups = spark.createDataFrame([(g,) for g in names], "group_id string")
     folds, resumed = _resumed_folds(spark, lake, inc, groups, regime, topic_names)
     whole = sum(g not in resumed for g in names)
     if resumed:
@@ -352,8 +351,7 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
             new_raw.select("partition", "offset")))
     markers = inc.lake_rows.where("is_control").unionByName(new_raw.where("is_control"))
     audited = audit_rows(records, markers, commits, regime=regime, topic_names=topic_names,
-                         here=local,
-                         membership=membership, gaps=gaps, snapshot_time=inc.newest,
+                         here=local, membership=membership, gaps=gaps, snapshot_time=inc.newest,
                          folds=folds, keep_folds=True).localCheckpoint(eager=True)
     found = findings_of(audited, inc.snapshot_id)
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
@@ -386,7 +384,7 @@ def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
         late[r.partition] = max(late.get(r.partition, -1), seq[r.snapshot_id])
     kept = read_snapshots(spark, lake, FENCING_FOLDS, inc.earlier).join(
         F.broadcast(groups), ["group_id"], "left_semi")
-    latest: dict[str, tuple] = {}
+    latest = {}   # group id -> its fold's row of the newest snapshot
     for r in kept.select("snapshot_id", "group_id", "log_partition", "folded_until", "regime",
                          "code_version", "topic_reads").collect():
         if r.group_id not in latest or seq[r.snapshot_id] > seq[latest[r.group_id].snapshot_id]:
@@ -584,8 +582,8 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
             audits, found, windows, folds = _fencing(spark, lake, inc, capture.frames,
-                                                     new_rows, local, regime, names, staging,
-                                                     progress)
+                                                     new_rows, local, regime, groups, names,
+                                                     staging, progress)
             for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
                                                windows, folds, regime).items():
                 writer.submit(table, frame)
