@@ -633,3 +633,41 @@ def test_a_resumed_audit_reads_what_compaction_removed_after_its_fold(spark, tmp
     assert [(f.snapshot_id, f.group_id, f.open_producers, f.folded_until) for f in folds] == [
         ("s1", "t", [7], 2)]
     assert json.loads(folds[0].topic_reads)["ambiguous"] is False
+
+
+def test_a_marker_replays_the_groups_of_its_producer_s_transaction_not_its_partition_s(
+        spark, tmp_path):
+    """Groups a and b share a partition: a's transaction (producer 7) is committed in the first
+    snapshot, b's (producer 8) still open. The second snapshot adds only producer 8's COMMIT
+    marker: it decides b's pending offsets and nothing of a's, so b is replayed and a is not; as
+    of each snapshot the state tables are the full run's (b's offsets installed by the marker)."""
+    from support.scenarios import Scenario
+
+    from jobs.cli import main as offsetlake
+    from jobs.lake.snapshot_views import group_state
+
+    s = Scenario("a", assignment_epochs=False)
+    s.offset_commit({"foo": {0: 1}})
+    s.transactional_commit(7, {"foo": {0: 2}}, outcome="COMMIT")
+    s.group("b").offset_commit({"bar": {0: 1}})
+    s.txn_offset_commit(8, {"bar": {0: 5}})
+    paths = {"s1": s.write(tmp_path / "s1")}
+    s.end_txn(8, "COMMIT")
+    paths["s2"] = s.write(tmp_path / "s2")
+    lake, full = tmp_path / "lake", tmp_path / "full"
+    for sid, path in paths.items():
+        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
+        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
+                           "--full"]) == 0
+
+    replayed = {}
+    for r in read_table(spark, lake, "replayed_groups").collect():
+        replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
+    assert replayed == {"s1": {"a", "b"}, "s2": {"b"}}
+    for sid in paths:
+        for table in ("groups", "offsets", "fencing_findings"):
+            expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
+            assert (sorted(map(str, group_state(spark, lake, table, sid).collect()))
+                    == sorted(map(str, expected.collect()))), (sid, table)
+    assert {(r.group_id, r.committed_offset) for r in group_state(spark, lake, "offsets", "s2")
+            .collect()} == {("a", 2), ("b", 5)}

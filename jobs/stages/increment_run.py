@@ -3,14 +3,15 @@ then replay only the groups the snapshot changed (docs/lake.md, "Across snapshot
 
 A group's replay depends on its own records alone (and on the transaction markers of its
 transactional commits), so a group none of whose records is new, or ended by a new or removed
-marker, and of which compaction removed nothing its state rests on (:func:`touched_groups`),
-replays to exactly what it replayed to at the previous snapshot: its state rows are not written
-again. The groups the snapshot did change are replayed from every record the lake holds of them
-as of the snapshot (held offset commits typed from ``records``, held membership records decoded
-again from their bytes, the new ones as the ingest decoded them), by the same stage as a full
-run (:func:`jobs.stages.pipeline.replay`). Their fencing audit reads their history: those
-records and the ones compaction removed (:func:`removed_rows`), partial only across the lake's
-gaps, with the snapshot's regime and time and the topic names the lake knows.
+marker of its producer, and of which compaction removed nothing its state rests on
+(:func:`touched_groups`), replays to exactly what it replayed to at the previous snapshot: its
+state rows are not written again. The groups the snapshot did change are replayed from every
+record the lake holds of them as of the snapshot (held offset commits typed from ``records``,
+held membership records decoded again from their bytes, the new ones as the ingest decoded
+them), by the same stage as a full run (:func:`jobs.stages.pipeline.replay`). Their fencing
+audit reads their history: those records and the ones compaction removed
+(:func:`removed_rows`), partial only across the lake's gaps, with the snapshot's regime and time
+and the topic names the lake knows.
 
 What is written for the snapshot:
 
@@ -80,7 +81,8 @@ def _held_records(spark, lake: Path, inc: Increment):
 
 def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
     """The groups whose state the snapshot can change: a new record; a transactional commit
-    whose partition got a new transaction marker or lost one; or a removed record the group's
+    whose producer got a new transaction marker in its partition or lost one (a marker decides
+    the outcome of its producer's commits alone); or a removed record the group's
     state rests on (:func:`_state_removals`). A group compaction only removed superseded offset
     commits of is left alone: the newest record of each key is what its state rows come from,
     and its fencing findings audit every record the lake held, removed or not."""
@@ -88,8 +90,9 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
 
     is_data = (F.col("row_kind") == "record") & ~F.col("is_control")
     found = new_rows.where(is_data & F.col("group_id").isNotNull()).select("group_id")
-    marker_partitions = new_rows.where(F.col("row_kind") == "record").where("is_control").select(
-        "partition")
+    # a marker ends the transaction of its producer in its partition, no other's
+    ended = new_rows.where(F.col("row_kind") == "record").where("is_control").select(
+        "partition", "producer_id")
     if inc.earlier:
         held_records = _held_records(spark, lake, inc)
         removed = small(inc.removed.select(*KEYS), inc.removed_count)
@@ -98,10 +101,11 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
             "group_id", *KEYS, "record_type", "is_tombstone", "topic", "topic_partition",
             "topic_id").toArrow())
         found = found.unionByName(_state_removals(spark, lake, inc, gone))
-        marker_partitions = marker_partitions.unionByName(
-            inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi").select("partition"))
+        ended = ended.unionByName(inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi")
+                                  .select("partition", "producer_id"))
         transactional = (held_records.where("is_transactional")
-                         .join(F.broadcast(marker_partitions.distinct()), ["partition"], "left_semi"))
+                         .join(F.broadcast(ended.distinct()), ["partition", "producer_id"],
+                               "left_semi"))
         found = found.unionByName(inc.present(transactional).select("group_id"))
     return sorted(r[0] for r in found.where(F.col("group_id").isNotNull()).distinct().collect())
 
