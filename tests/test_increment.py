@@ -71,6 +71,38 @@ def _rows(frame, *columns) -> set[tuple]:
     return {tuple(r) for r in frame.select(*columns).collect()}
 
 
+def _incremental_and_full(paths: dict, tmp_path: Path) -> tuple[Path, Path]:
+    """Each snapshot of ``paths`` (id -> directory, in order) run into an incremental lake and,
+    with ``--full``, into another; returns both lakes."""
+    from jobs.cli import main as offsetlake
+
+    lake, full = tmp_path / "lake", tmp_path / "full"
+    for sid, path in paths.items():
+        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
+        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
+                           "--full"]) == 0
+    return lake, full
+
+
+def _replayed_groups(spark, lake: Path) -> dict[str, set[str]]:
+    """Snapshot id -> the groups its incremental run replayed (``replayed_groups``)."""
+    replayed: dict[str, set[str]] = {}
+    for r in read_table(spark, lake, "replayed_groups").collect():
+        replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
+    return replayed
+
+
+def _assert_state_as_full(spark, lake: Path, full: Path, snapshot_ids, tables) -> None:
+    """As of each snapshot, the incremental lake's per-group state tables equal the full run's."""
+    from jobs.lake.snapshot_views import group_state
+
+    for sid in snapshot_ids:
+        for table in tables:
+            expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
+            assert (sorted(map(str, group_state(spark, lake, table, sid).collect()))
+                    == sorted(map(str, expected.collect()))), (sid, table)
+
+
 def test_the_index_keeps_a_rewritten_batch_s_offsets_and_changes_its_checksum(series):
     _, s1, s2 = series
     first = [b for b in index_segments(list_segments([s1])) if b.partition == 0]
@@ -479,8 +511,6 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     from support.scenarios import Scenario
     from support.scenarios.log import write_partition
 
-    from jobs.cli import main as offsetlake
-    from jobs.lake.snapshot_views import group_state
 
     s = Scenario("c", assignment_epochs=False)
     for offset in (1, 2, 3):
@@ -495,24 +525,13 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     first, second, third, d1, e1, e2, *rest = s.batches
     paths["s2"] = write_partition([first, third, d1, e1, *rest], tmp_path / "s2", s.partition)
     paths["s3"] = write_partition([third, d1, e1, *rest], tmp_path / "s3", s.partition)
-    lake, full = tmp_path / "lake", tmp_path / "full"
-    for sid, path in paths.items():
-        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
-        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
-                           "--full"]) == 0
-
-    replayed = {}
-    for r in read_table(spark, lake, "replayed_groups").collect():
-        replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
-    assert replayed == {"s1": {"c", "d", "e"}, "s2": {"d", "e"}, "s3": {"c"}}
+    lake, full = _incremental_and_full(paths, tmp_path)
+    assert _replayed_groups(spark, lake) == {"s1": {"c", "d", "e"}, "s2": {"d", "e"}, "s3": {"c"}}
     assert [r.offset for r in read_table(spark, lake, RECORD_REMOVALS)
             .orderBy("snapshot_id", "offset").collect()] == [
         second.base_offset, e2.base_offset, first.base_offset]
-    for sid in paths:
-        for table in ("groups", "members", "offsets", "fencing_findings"):
-            expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
-            assert (sorted(map(str, group_state(spark, lake, table, sid).collect()))
-                    == sorted(map(str, expected.collect()))), (sid, table)
+    _assert_state_as_full(spark, lake, full, paths,
+                          ("groups", "members", "offsets", "fencing_findings"))
     created = {sid: read_table(spark, full, "groups").where(f"snapshot_id = '{sid}'")
                .where("group_id = 'c'").first().log_offset for sid in paths}
     assert created == {"s1": first.base_offset, "s2": first.base_offset,
@@ -643,7 +662,6 @@ def test_a_marker_replays_the_groups_of_its_producer_s_transaction_not_its_parti
     of each snapshot the state tables are the full run's (b's offsets installed by the marker)."""
     from support.scenarios import Scenario
 
-    from jobs.cli import main as offsetlake
     from jobs.lake.snapshot_views import group_state
 
     s = Scenario("a", assignment_epochs=False)
@@ -654,20 +672,8 @@ def test_a_marker_replays_the_groups_of_its_producer_s_transaction_not_its_parti
     paths = {"s1": s.write(tmp_path / "s1")}
     s.end_txn(8, "COMMIT")
     paths["s2"] = s.write(tmp_path / "s2")
-    lake, full = tmp_path / "lake", tmp_path / "full"
-    for sid, path in paths.items():
-        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
-        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
-                           "--full"]) == 0
-
-    replayed = {}
-    for r in read_table(spark, lake, "replayed_groups").collect():
-        replayed.setdefault(r.snapshot_id, set()).add(r.group_id)
-    assert replayed == {"s1": {"a", "b"}, "s2": {"b"}}
-    for sid in paths:
-        for table in ("groups", "offsets", "fencing_findings"):
-            expected = read_table(spark, full, table).where(f"snapshot_id = '{sid}'")
-            assert (sorted(map(str, group_state(spark, lake, table, sid).collect()))
-                    == sorted(map(str, expected.collect()))), (sid, table)
+    lake, full = _incremental_and_full(paths, tmp_path)
+    assert _replayed_groups(spark, lake) == {"s1": {"a", "b"}, "s2": {"b"}}
+    _assert_state_as_full(spark, lake, full, paths, ("groups", "offsets", "fencing_findings"))
     assert {(r.group_id, r.committed_offset) for r in group_state(spark, lake, "offsets", "s2")
             .collect()} == {("a", 2), ("b", 5)}
