@@ -511,7 +511,6 @@ def test_compaction_replays_a_group_only_where_its_state_rests_on_a_removed_reco
     from support.scenarios import Scenario
     from support.scenarios.log import write_partition
 
-
     s = Scenario("c", assignment_epochs=False)
     for offset in (1, 2, 3):
         s.offset_commit({"bar": {0: offset}})
