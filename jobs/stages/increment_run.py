@@ -202,13 +202,15 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
 
 
-def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path):
+def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path, after=None):
     """The records of ``groups`` the lake held and the snapshot no longer holds (compaction
     removed them), for the fencing audit of the groups' history, which reads every record the
     lake held (docs/lake.md, "Fencing findings of history"): ``(records, membership, commits)``,
     as the replay's ``records`` rows, its staged decoded membership rows and its resolved
-    ``offset_commits`` rows of them (their outcome is not read by the audit). None when the
-    lake has removed nothing."""
+    ``offset_commits`` rows of them (their outcome is not read by the audit). ``after``
+    (partition -> offset), when every group's audit resumes a fold: only the removed records
+    past the offset of their partition are read (the audit reads none of a group at or before
+    its fold). None when there are none."""
     from pyspark.sql import functions as F
 
     from jobs.replay import TABLE_COLUMNS
@@ -219,6 +221,12 @@ def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path):
     if not inc.earlier:
         return None
     gone = inc.gone   # staged once (prepare_increment)
+    if after is not None:
+        if not after:
+            return None
+        since = spark.createDataFrame(sorted(after.items()), "partition int, folded_until bigint")
+        gone = (gone.join(F.broadcast(since), ["partition"])
+                .where(F.col("offset") > F.col("folded_until")).select(*KEYS))
     count = gone.count()
     if not count:
         return None
@@ -340,7 +348,8 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
               file=progress)
     # a resumed group reads the removed records after its fold: a fold kept a few snapshots ago
     # has not read what compaction removed since
-    removed = removed_rows(spark, lake, inc, groups, staging)
+    removed = removed_rows(spark, lake, inc, groups, staging,
+                           after=None if whole or folds is None else _fold_ends(folds))
     rows = frames["_rows"].where((F.col("row_kind") == "record") & ~F.col("is_control")
                                  & F.col("error_reason").isNull())
     membership = rows.where(~F.col("record_type").isin(0, 1))
@@ -363,6 +372,14 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     audits = spark.createDataFrame([(inc.snapshot_id, regime, found.count())],
                                    TABLES[FENCING_AUDITS].ddl())
     return audits, found, windows_of(audited), folds_of(audited)
+
+
+def _fold_ends(folds) -> dict[int, int]:
+    """Partition -> the earliest ``folded_until`` of the kept folds there: the audit of a group
+    that resumes a fold reads none of its records at or before it."""
+    from pyspark.sql import functions as F
+
+    return {r[0]: r[1] for r in folds.groupBy("partition").agg(F.min("folded_until")).collect()}
 
 
 def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
