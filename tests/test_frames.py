@@ -47,3 +47,26 @@ def test_a_local_frame_keeps_every_row_whatever_batches_are_empty(spark, sizes):
              for s, k in zip(start, sizes)]
     table = pa.concat_tables(parts) if parts else pa.table({"n": pa.array([], pa.int64())})
     assert sorted(r["n"] for r in local_frame(spark, table).collect()) == list(range(sum(sizes)))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_rows_among_some_positions_are_the_semi_join_s_whatever_spans_they_cover(spark, seed):
+    """``among`` (an incremental run's lookup of a few positions in the lake) filters each
+    partition's span of the positions before its semi-join: the same rows as the semi-join,
+    including rows inside a span that are not among them, partitions none of them is in, and
+    no positions at all."""
+    import random
+
+    from jobs.stages.increment import among
+
+    rng = random.Random(seed)
+    lake = [(p, o, f"v{p}-{o}") for p in range(4) for o in range(0, 300, rng.choice([1, 2, 3]))]
+    picked = rng.sample(lake, 25) + [(5, 7, "none")]   # partition 5: no lake row there
+    frame = spark.createDataFrame(lake, "partition int, offset bigint, value string")
+    for positions in (picked, picked[:1], []):
+        keys = spark.createDataFrame([(p, o) for p, o, _ in positions],
+                                     "partition int, offset bigint")
+        got = sorted(tuple(r) for r in among(frame, keys, len(positions)).collect())
+        want = sorted(tuple(r) for r in frame.join(keys, ["partition", "offset"], "left_semi")
+                      .collect())
+        assert got == want == sorted(r for r in lake if r[:2] in {x[:2] for x in positions})

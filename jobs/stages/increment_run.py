@@ -38,7 +38,7 @@ from jobs.lake.increments import (FENCING_FOLDS, GROUP_STATE_TABLES, GROUP_TOPIC
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
 from jobs.stages.frames import hold, local_frame
-from jobs.stages.increment import (Increment, IncrementReport, prepare_increment, small,
+from jobs.stages.increment import (Increment, IncrementReport, among, prepare_increment, small,
                                    write_listing)
 from jobs.stages.progress import Progress
 
@@ -97,14 +97,14 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
         "partition", "producer_id")
     if inc.earlier:
         held_records = _held_records(spark, lake, inc)
-        removed = small(inc.removed.select(*KEYS), inc.removed_count)
+        removed = inc.removed.select(*KEYS)
         # the removed records, few, read once: every rule of _state_removals reads them
-        gone = local_frame(spark, held_records.join(removed, KEYS, "left_semi").select(
+        gone = local_frame(spark, among(held_records, removed, inc.removed_count).select(
             "group_id", *KEYS, "record_type", "is_tombstone", "topic", "topic_partition",
             "topic_id").toArrow())
         found = found.unionByName(_state_removals(spark, lake, inc, gone))
-        ended = ended.unionByName(inc.lake_rows.where("is_control").join(removed, KEYS, "left_semi")
-                                  .select("partition", "producer_id"))
+        ended = ended.unionByName(among(inc.lake_rows.where("is_control"), removed,
+                                        inc.removed_count).select("partition", "producer_id"))
         transactional = (held_records.where("is_transactional")
                          .join(F.broadcast(ended.distinct()), ["partition", "producer_id"],
                                "left_semi"))
@@ -144,13 +144,19 @@ def _state_removals(spark, lake: Path, inc: Increment, removed_records):
     named = commits.where(names_id).select("group_id", "topic", "topic_partition", "topic_id",
                                            F.col("offset").alias("removed_offset"))
     key = ["group_id", "topic", "topic_partition", "topic_id"]
-    later = (inc.present(_held_records(spark, lake, inc).where(is_commit & names_id)
-                         .select("partition", "offset", *key)
-                         .join(F.broadcast(named.select(*key).distinct()), key, "left_semi")))
-    supported = (named.join(later, key).where(F.col("offset") > F.col("removed_offset"))
-                 .select(*key, "removed_offset"))
-    unsupported = named.join(supported, [*key, "removed_offset"], "left_anti").select("group_id")
-    found = kinds.unionByName(resting).unionByName(unsupported)
+    found = kinds.unionByName(resting)
+    if named.count():   # a local frame (the removed records): counted in the driver
+        # the newest commit of each such key (and id) the snapshot holds: one row per key, held
+        # by the driver, not every later commit joined to the removed ones
+        newest = local_frame(spark, inc.present(
+            _held_records(spark, lake, inc).where(is_commit & names_id)
+            .select("partition", "offset", *key)
+            .join(F.broadcast(named.select(*key).distinct()), key, "left_semi"))
+            .groupBy(*key).agg(F.max("offset").alias("newest_offset")).toArrow())
+        found = found.unionByName(
+            named.join(newest, key, "left")
+            .where(F.coalesce(F.col("newest_offset") <= F.col("removed_offset"), F.lit(True)))
+            .select("group_id"))
     if has_table(lake, GROUP_TOPIC_NAMES):
         twice = (group_state(spark, lake, GROUP_TOPIC_NAMES, previous)
                  .groupBy("group_id", "topic_name").agg(F.countDistinct("topic_id").alias("ids"))
@@ -230,14 +236,13 @@ def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path, after
     count = gone.count()
     if not count:
         return None
-    of_groups = hold(spark, _held_records(spark, lake, inc)
-                     .join(F.broadcast(groups), ["group_id"], "left_semi")
-                     .join(small(gone, count), KEYS, "left_semi"), staging, "removed_rows",
-                     local=False)
+    of_groups = hold(spark, among(_held_records(spark, lake, inc)
+                                  .join(F.broadcast(groups), ["group_id"], "left_semi"),
+                                  gone, count), staging, "removed_rows", local=False)
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
     keys = of_groups.where(~is_commit).select(*KEYS)
-    membership = decode_frame(_as_staged_rows(
-        inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")), ROW_SCHEMA)
+    membership = decode_frame(_as_staged_rows(among(inc.lake_rows, keys, keys.count())),
+                              ROW_SCHEMA)
     commits = _held_commits(of_groups.where(is_commit))
     no_markers = spark.createDataFrame(
         [], "partition int, offset bigint, producer_id bigint, control_type string")
