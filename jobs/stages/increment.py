@@ -229,6 +229,7 @@ class Increment:
     new_count: int = 0
     removed_count: int = 0
     newest: int | None = None   # the newest record timestamp it holds (newest_timestamp)
+    _markers: object = field(default=None, repr=False)   # markers(), once read
 
     @property
     def held_batches(self) -> int:
@@ -244,6 +245,15 @@ class Increment:
         return self.staged.rows.where(~record).unionByName(
             self.staged.rows.where(record).join(small(self.new_keys, self.new_count),
                                                 ["partition", "offset"], "left_semi"))
+
+    def markers(self):
+        """The lake's transaction markers (its control records, held by the earlier snapshots,
+        present now or not), read once per run: a few rows, but every use of them scanned all
+        of ``raw_records``."""
+        if self._markers is None:
+            self._markers = hold(self.lake_rows.sparkSession, self.lake_rows.where("is_control"),
+                                 self.staging, "lake_markers", local=False)
+        return self._markers
 
     def present(self, frame):
         """The rows of ``frame`` (lake rows: ``partition``, ``offset``) the snapshot holds."""

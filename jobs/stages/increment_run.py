@@ -103,7 +103,7 @@ def touched_groups(spark, lake: Path, inc: Increment, new_rows) -> list[str]:
             "group_id", *KEYS, "record_type", "is_tombstone", "topic", "topic_partition",
             "topic_id").toArrow())
         found = found.unionByName(_state_removals(spark, lake, inc, gone))
-        ended = ended.unionByName(among(inc.lake_rows.where("is_control"), removed,
+        ended = ended.unionByName(among(inc.markers(), removed,
                                         inc.removed_count).select("partition", "producer_id"))
         transactional = (held_records.where("is_transactional")
                          .join(F.broadcast(ended.distinct()), ["partition", "producer_id"],
@@ -202,7 +202,7 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     membership = inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")
     decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
     # markers have nothing to decode (the decode stage leaves a control record's columns null)
-    markers = _as_staged_rows(inc.present(inc.lake_rows.where("is_control")), decoded_fields())
+    markers = _as_staged_rows(inc.present(inc.markers()), decoded_fields())
     columns = [f.name for f in ROW_SCHEMA] + [f.name for f in decoded_fields()]
     commits = _held_commits(of_groups.where(is_commit)).select(*columns)
     return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
@@ -369,7 +369,7 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     if gaps is None:   # late records filled gaps: the held offsets are scanned
         gaps = compacted_ranges(inc.lake_rows.select("partition", "offset").unionByName(
             new_raw.select("partition", "offset")))
-    markers = inc.lake_rows.where("is_control").unionByName(new_raw.where("is_control"))
+    markers = inc.markers().unionByName(new_raw.where("is_control"))
     audited = audit_rows(records, markers, commits, regime=regime, topic_names=topic_names,
                          here=local, membership=membership, gaps=gaps, snapshot_time=inc.newest,
                          folds=folds, keep_folds=True).localCheckpoint(eager=True)
