@@ -676,3 +676,57 @@ def test_a_marker_replays_the_groups_of_its_producer_s_transaction_not_its_parti
     _assert_state_as_full(spark, lake, full, paths, ("groups", "offsets", "fencing_findings"))
     assert {(r.group_id, r.committed_offset) for r in group_state(spark, lake, "offsets", "s2")
             .collect()} == {("a", 2), ("b", 5)}
+
+
+def test_superseded_commits_a_fold_covers_are_left_out_and_read_again_when_it_cannot_resume(
+        spark, tmp_path, capsys, monkeypatch):
+    """Group t commits foo-0 at 10, rewinds it to 5 (OF-03), then 7 and 8; s2 and s3 each add a
+    commit. At s2 t's audit resumes the fold s1 kept, so the replay leaves out the commits at 5
+    and 7 (superseded by 8; 10 is t's first commit); at s3 the fold cannot resume (its topic
+    names are made to disagree): the run replays t again with every commit, and the audit from
+    t's first record finds the rewind. As of each snapshot the state tables (findings too) are
+    the full run's."""
+    from support.scenarios import Scenario
+
+    import jobs.audits.engine as engine
+    from jobs.stages import offsets
+
+    s = Scenario("t", assignment_epochs=False)
+    for offset in (10, 5, 7, 8):
+        s.offset_commit({"foo": {0: offset}})
+    rewind = s.batches[1].base_offset
+    paths = {"s1": s.write(tmp_path / "s1")}
+    s.offset_commit({"foo": {0: 9}})
+    paths["s2"] = s.write(tmp_path / "s2")
+    s.offset_commit({"foo": {0: 11}})
+    paths["s3"] = s.write(tmp_path / "s3")
+
+    left: list[list[int]] = []
+    real = offsets.without_superseded
+
+    def spied(commits, tombstones, until):
+        kept = real(commits, tombstones, until)
+        left.append(sorted({r.offset for r in commits.collect()}
+                           - {r.offset for r in kept.collect()}))
+        return kept
+
+    monkeypatch.setattr(offsets, "without_superseded", spied)
+    from jobs.cli import main as offsetlake
+
+    lake, full = tmp_path / "lake", tmp_path / "full"
+    for sid, path in paths.items():
+        if sid == "s3":
+            monkeypatch.setattr(engine, "resumable", lambda reads, names: False)
+        assert offsetlake(["run", str(path), "--lake", str(lake), "--snapshot-id", sid]) == 0
+        assert offsetlake(["run", str(path), "--lake", str(full), "--snapshot-id", sid,
+                           "--full"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("1 group(s) resume the audit an earlier snapshot kept") == 1
+    assert ("1 group(s) whose audit cannot resume its fold (topic names changed): replayed "
+            "again with every held commit") in err
+    # s2 leaves out the rewind and 7 (8 is the key's last); s3 those and 8, then replays them
+    assert left == [[rewind, rewind + 1], [rewind, rewind + 1, rewind + 2]]
+    _assert_state_as_full(spark, lake, full, paths,
+                          ("groups", "members", "offsets", "fencing_findings"))
+    s3 = read_table(spark, full, "fencing_findings").where("snapshot_id = 's3'").collect()
+    assert ("OF-03", rewind) in {(r.rule_id, r.log_offset) for r in s3}

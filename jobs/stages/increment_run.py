@@ -8,10 +8,11 @@ marker of its producer, and of which compaction removed nothing its state rests 
 state rows are not written again. The groups the snapshot did change are replayed from every
 record the lake holds of them as of the snapshot (held offset commits typed from ``records``,
 held membership records decoded again from their bytes, the new ones as the ingest decoded
-them), by the same stage as a full run (:func:`jobs.stages.pipeline.replay`). Their fencing
-audit reads their history: those records and the ones compaction removed
-(:func:`removed_rows`), partial only across the lake's gaps, with the snapshot's regime and time
-and the topic names the lake knows.
+them; of a group whose fencing audit resumes a fold, not the superseded offset commits the fold
+covers: :func:`replay_rows`), by the same stage as a full run
+(:func:`jobs.stages.pipeline.replay`). Their fencing audit reads their history: those records
+and the ones compaction removed (:func:`removed_rows`), partial only across the lake's gaps, with
+the snapshot's regime and time and the topic names the lake knows.
 
 What is written for the snapshot:
 
@@ -181,14 +182,21 @@ def _as_staged_rows(raw, decoded=None):
         else F.lit(None).cast(from_arrow_type(f.type)).alias(f.name) for f in fields])
 
 
-def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Path):
+def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Path,
+                until=None):
     """The staged rows the replay of ``groups`` reads: every record the lake holds of them as of
     the snapshot, every transaction marker it holds, and the snapshot's new rows. Of the held
     ones only membership records are decoded again from their bytes (the lake keeps no decoded
     form of them the group replay can read); offset commits, most of a group's records, come
-    typed from ``records`` (:func:`_held_commits`), and markers have nothing to decode."""
+    typed from ``records`` (:func:`_held_commits`), and markers have nothing to decode.
+
+    ``until`` (``group_id, folded_until``): groups whose fencing audit reads none of their
+    records at or before ``folded_until``; of those the held offset commits no other row of the
+    replay depends on are left out (:func:`jobs.stages.offsets.without_superseded`): most of a
+    group's history is commits its key's newer commits superseded."""
     from pyspark.sql import functions as F
 
+    from jobs.stages import offsets as sql
     from jobs.stages.decode import OFFSET_COMMIT_TYPES, decode_frame, decoded_fields
     from jobs.stages.segment_rows import ROW_SCHEMA
 
@@ -204,7 +212,12 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     # markers have nothing to decode (the decode stage leaves a control record's columns null)
     markers = _as_staged_rows(inc.present(inc.markers()), decoded_fields())
     columns = [f.name for f in ROW_SCHEMA] + [f.name for f in decoded_fields()]
-    commits = _held_commits(of_groups.where(is_commit)).select(*columns)
+    held = of_groups.where(is_commit)
+    if until is not None:
+        tombstones = of_groups.where(~is_commit & F.col("is_tombstone")).select(
+            "partition", "group_id", "offset")
+        held = sql.without_superseded(held, tombstones, until)
+    commits = _held_commits(held).select(*columns)
     return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
 
 
@@ -327,13 +340,15 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
-             regime: str, groups, names: list[str], staging: Path, progress):
+             regime: str, groups, names: list[str], staging: Path, progress, topic_names: dict,
+             resuming: tuple):
     """The replayed groups' fencing audit over their history (every record of them the lake
     has held: the snapshot's, and the ones compaction removed, :func:`removed_rows`) under the
     snapshot-wide facts: ``(audits, findings, windows, folds)``, windows as
     :func:`jobs.stages.audit.windows_of` gives them, folds as
-    :func:`jobs.stages.audit.folds_of`. A group whose audit the previous snapshots kept a fold
-    of that may resume (:func:`_resumed_folds`) reads only its records after the fold. The ranges
+    :func:`jobs.stages.audit.folds_of`. ``topic_names`` are :func:`_topic_names`'; a group of
+    ``resuming`` (:func:`_resumed_folds`: the folds, and their groups) reads only its records
+    after its fold. The ranges
     where evidence is partial are the lake's gaps (offsets no snapshot held), the snapshot's
     newest timestamp comes from the previous one's (:mod:`jobs.stages.snapshot_facts`); the audit
     reads every marker the lake held, not its other records."""
@@ -344,8 +359,7 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     from jobs.stages.ingest import raw_records_rows
     from jobs.stages.snapshot_facts import compaction_ranges
 
-    topic_names = _topic_names(spark, lake, frames, inc.earlier)
-    folds, resumed = _resumed_folds(spark, lake, inc, groups, regime, topic_names)
+    folds, resumed = resuming
     whole = sum(g not in resumed for g in names)
     if resumed:
         print(f"fencing audit: {len(resumed)} group(s) resume the audit an earlier snapshot kept "
@@ -387,24 +401,21 @@ def _fold_ends(folds) -> dict[int, int]:
     return {r[0]: r[1] for r in folds.groupBy("partition").agg(F.min("folded_until")).collect()}
 
 
-def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
-                   names: dict[str, str]):
-    """The kept folds (``partition, group_id, folded_until, open_producers, fold``) the audit
-    of ``groups`` resumes, and the ids of their groups: each group's latest fold of the earlier
-    snapshots (``fencing_folds``), kept under the same regime by code of this version, in a
-    partition where no late record has filled a gap since, under topic names that answer what
-    it looked up alike (:func:`jobs.audits.engine.resumable`). A fold of every record is the
-    same audit, but reads the group's whole history. ``(None, set())`` when no group resumes."""
-    import json
-
+def _fold_candidates(spark, lake: Path, inc: Increment, groups, regime: str) -> dict:
+    """Group id -> the row (``fencing_folds``: ``snapshot_id, group_id, log_partition,
+    folded_until, topic_reads``) of the latest fold of the earlier snapshots the audit of that
+    group may resume, as far as is known before the replay: kept under the same regime by code
+    of this version, in a partition where no late record has filled a gap since. Whether the
+    topic names it looked up answer alike is known once the replay has named them
+    (:func:`_resumed_folds`)."""
     from pyspark.sql import functions as F
 
-    from jobs.audits.engine import fold_version, resumable
+    from jobs.audits.engine import fold_version
     from jobs.lake.delta import has_table
     from jobs.lake.increments import SNAPSHOT_PARTITIONS
 
     if not inc.earlier or not has_table(lake, FENCING_FOLDS):
-        return None, set()
+        return {}
     seq = {sid: i for i, sid in enumerate(inc.earlier)}
     late: dict[int, int] = {p: len(seq) for p, n in inc.gaps.late.items() if n}
     for r in (read_snapshots(spark, lake, SNAPSHOT_PARTITIONS, inc.earlier)
@@ -418,16 +429,32 @@ def _resumed_folds(spark, lake: Path, inc: Increment, groups, regime: str,
         if r.group_id not in latest or seq[r.snapshot_id] > seq[latest[r.group_id].snapshot_id]:
             latest[r.group_id] = r
     version = fold_version()
-    resumed = {g: r.snapshot_id for g, r in latest.items()
-               if r.regime == regime and r.code_version == version
-               and late.get(r.log_partition, -1) <= seq[r.snapshot_id]
-               and resumable(json.loads(r.topic_reads), names)}
+    return {g: r for g, r in latest.items()
+            if r.regime == regime and r.code_version == version
+            and late.get(r.log_partition, -1) <= seq[r.snapshot_id]}
+
+
+def _resumed_folds(spark, lake: Path, inc: Increment, candidates: dict, names: dict[str, str]):
+    """The kept folds (``partition, group_id, folded_until, open_producers, fold``) the audit
+    resumes, and the ids of their groups: each of the ``candidates`` (:func:`_fold_candidates`)
+    whose topic names answer what it looked up alike (:func:`jobs.audits.engine.resumable`).
+    A fold of every record is the same audit, but reads the group's whole history.
+    ``(None, set())`` when no group resumes."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from jobs.audits.engine import resumable
+
+    resumed = {g: r.snapshot_id for g, r in candidates.items()
+               if resumable(json.loads(r.topic_reads), names)}
     if not resumed:
         return None, set()
     chosen = spark.createDataFrame(sorted(resumed.items()), "group_id string, snapshot_id string")
-    folds = kept.join(F.broadcast(chosen), ["group_id", "snapshot_id"], "left_semi").select(
-        F.col("log_partition").alias("partition"), "group_id", "folded_until", "open_producers",
-        "fold")
+    folds = (read_snapshots(spark, lake, FENCING_FOLDS, inc.earlier)
+             .join(F.broadcast(chosen), ["group_id", "snapshot_id"], "left_semi").select(
+                 F.col("log_partition").alias("partition"), "group_id", "folded_until",
+                 "open_producers", "fold"))
     return folds, set(resumed)
 
 
@@ -584,34 +611,48 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
             before = _pairs_before(spark, lake, inc)
             if before is None and inc.earlier:   # a lake from before group_topic_names
                 names = sorted(set(names) | set(_held_groups(spark, lake, inc)))
-            for attempt in ("", "renamed"):
-                groups = spark.createDataFrame([(g,) for g in names], "group_id string")
-                learned = (None if before is None else
-                           before.join(groups, ["group_id"], "left_anti").localCheckpoint())
-                staging = inc.staging / attempt if attempt else inc.staging
-                rows = replay_rows(spark, lake, inc, groups, new_rows, staging)
-                if inc.earlier:
-                    rows, local = _held_once(spark, rows, staging, inc.staged.local)
-                else:   # all of it is new: the staged rows, as a full run replays them
-                    local = inc.staged.local
-                staged = replace(inc.staged, rows=rows, local=local)
-                capture = Capture(inc.snapshot_id)
-                bronze(capture, staged)
-                pairs = replay(spark, capture, staged, staging, meter, audit=False,
-                               learned=learned)
-                more = [] if attempt or before is None else _renamed_groups(
-                    spark, lake, inc, before, learned, pairs, names)
-                if not more:
+            every = False   # True: the held commits the audit was to skip are replayed too
+            while True:
+                for attempt in ("", "renamed"):
+                    groups = spark.createDataFrame([(g,) for g in names], "group_id string")
+                    learned = (None if before is None else
+                               before.join(groups, ["group_id"], "left_anti").localCheckpoint())
+                    staging = inc.staging / f"{'every-' if every else ''}{attempt}"
+                    candidates = _fold_candidates(spark, lake, inc, groups, regime)
+                    until = None if every or not candidates else spark.createDataFrame(
+                        sorted((g, r.folded_until) for g, r in candidates.items()),
+                        "group_id string, folded_until bigint")
+                    rows = replay_rows(spark, lake, inc, groups, new_rows, staging, until)
+                    if inc.earlier:
+                        rows, local = _held_once(spark, rows, staging, inc.staged.local)
+                    else:   # all of it is new: the staged rows, as a full run replays them
+                        local = inc.staged.local
+                    staged = replace(inc.staged, rows=rows, local=local)
+                    capture = Capture(inc.snapshot_id)
+                    bronze(capture, staged)
+                    pairs = replay(spark, capture, staged, staging, meter, audit=False,
+                                   learned=learned)
+                    more = [] if attempt or before is None else _renamed_groups(
+                        spark, lake, inc, before, learned, pairs, names)
+                    if not more:
+                        break
+                    print(f"replay: {len(more)} more group(s) whose assignments name a topic "
+                          "id the snapshot named otherwise than the previous one", file=progress)
+                    names = sorted(set(names) | set(more))
+                topic_names = _topic_names(spark, lake, capture.frames, inc.earlier)
+                resuming = _resumed_folds(spark, lake, inc, candidates, topic_names)
+                if until is None or set(candidates) <= resuming[1]:
                     break
-                print(f"replay: {len(more)} more group(s) whose assignments name a topic id "
-                      "the snapshot named otherwise than the previous one", file=progress)
-                names = sorted(set(names) | set(more))
+                print(f"replay: {len(set(candidates) - resuming[1])} group(s) whose audit cannot "
+                      "resume its fold (topic names changed): replayed again with every held "
+                      "commit", file=progress)
+                every = True
             capture.frames[GROUP_TOPIC_NAMES] = pairs
             capture.frames["_rows"] = rows
             meter.stage("replay: fencing audit (Python)")
             audits, found, windows, folds = _fencing(spark, lake, inc, capture.frames,
                                                      new_rows, local, regime, groups, names,
-                                                     staging, progress)
+                                                     staging, progress, topic_names, resuming)
             for table, frame in _replay_frames(inc, capture.frames, groups, found, audits,
                                                windows, folds, regime).items():
                 writer.submit(table, frame)

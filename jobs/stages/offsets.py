@@ -218,20 +218,87 @@ def touches(resolved, group_tombstones):
     commits = resolved.where(~F.col("is_tombstone")).select(
         F.col("log_partition").alias("partition"), "group_id", F.col("log_offset").alias("offset"),
         F.col("log_timestamp").alias("timestamp"), "topic", "topic_id_bytes")
-    lists = group_tombstones.groupBy("partition", "group_id").agg(
-        F.collect_list("offset").alias("tombs"))
-    interval = F.size(F.filter(F.coalesce("tombs", F.array().cast("array<bigint>")),
-                               lambda t: t < F.col("offset")))
     # First commits by their (numeric) offset alone, a hash aggregate; their other columns are
     # then joined back from the commits (a min over a struct would sort every commit instead).
     first = F.min("offset").alias("offset")
-    per_interval = (commits.select("partition", "group_id", "offset")
-                    .join(F.broadcast(lists), ["partition", "group_id"], "left")
-                    .groupBy("partition", "group_id", interval.alias("i")).agg(first))
-    has_id = F.col("topic_id_bytes").isNotNull() & (F.hex("topic_id_bytes") != F.lit("0" * 32))
-    per_topic_id = commits.where(has_id).groupBy("partition", "group_id", "topic_id_bytes").agg(first)
+    per_interval = (_with_interval(commits.select("partition", "group_id", "offset"),
+                                   group_tombstones)
+                    .groupBy("partition", "group_id", "i").agg(first))
+    per_topic_id = commits.where(_names_topic_id("topic_id_bytes")).groupBy(
+        "partition", "group_id", "topic_id_bytes").agg(first)
     firsts = (per_interval.select("partition", "group_id", "offset")
               .unionByName(per_topic_id.select("partition", "group_id", "offset"))
               .dropDuplicates())
     return commits.join(firsts, ["partition", "group_id", "offset"]).select(
         "partition", "group_id", "offset", "timestamp", "topic", "topic_id_bytes")
+
+
+def _with_interval(commits, group_tombstones):
+    """``commits`` (``partition, group_id, offset``, ...) with ``i``: how many of its group's
+    tombstones (``group_tombstones``: ``partition, group_id, offset``) come before it."""
+    from pyspark.sql import functions as F
+
+    lists = group_tombstones.groupBy("partition", "group_id").agg(
+        F.collect_list("offset").alias("tombs"))
+    interval = F.size(F.filter(F.coalesce("tombs", F.array().cast("array<bigint>")),
+                               lambda t: t < F.col("offset")))
+    return (commits.join(F.broadcast(lists), ["partition", "group_id"], "left")
+            .withColumn("i", interval).drop("tombs"))
+
+
+def _names_topic_id(column: str):
+    from pyspark.sql import functions as F
+
+    return F.col(column).isNotNull() & (F.hex(column) != F.lit("0" * 32))
+
+
+def without_superseded(commits, group_tombstones, until):
+    """``commits`` (``records`` rows of offset commits, one group's or many, held before the
+    records a replay adds to them) without those no row of that replay depends on but their own:
+    a non-transactional commit (no producer) that is not a tombstone, at or before its group's
+    ``folded_until`` (``until``: ``group_id, folded_until``; a group not in it keeps every
+    commit), and before a later non-transactional commit of its key and before every pending
+    transactional commit of its key, unless :func:`touches` keeps it (``group_tombstones`` as
+    there).
+
+    Why nothing else changes: :func:`resolve_commits` reads, for each row, the rows after it
+    (``next_e``, ``next_tomb``, ``next_same``) and the key's whole history only as the greatest
+    offset of a candidate and of a tombstone. Such a commit is a candidate, but a later one of
+    its key is too; a row before it is affected only if pending, and there is none; so every
+    other row resolves as before, and the key's final row is the same. :func:`violation_rows`'
+    TX-02 takes the newest candidate before a marker, which is never it (the later
+    non-transactional commit, or the one that skipped the pending commit, is newer). The rows
+    of a replay's added records come after every held one, so they read nothing of it.
+
+    One aggregate of the commits (by key, topic id and tombstone interval), computed at once,
+    gives both what supersedes and the first commits; the commits are then read again, each
+    joined to the few rows per key and group that aggregate comes to."""
+    from pyspark.sql import functions as F
+
+    pid = F.coalesce("producer_id", F.lit(-1))
+    live = ~F.col("is_tombstone")
+    plain = live & (pid == -1)
+    per = (_with_interval(commits.join(F.broadcast(until.select("group_id")), ["group_id"],
+                                       "left_semi"), group_tombstones)
+           .groupBy(*KEY, "topic_id", "i")
+           .agg(F.max(F.when(plain, F.col("offset"))).alias("last_plain"),
+                F.min(F.when(live & (pid != -1), F.col("offset"))).alias("first_pending"),
+                F.min(F.when(live, F.col("offset"))).alias("first"))
+           .localCheckpoint(eager=True))   # read twice below: computed once, not per read
+    # per key: the offset before which a plain commit is superseded (and nothing pending reads it)
+    cuts = per.groupBy(*KEY).agg(F.least(
+        F.max("last_plain"), F.coalesce(F.min("first_pending"), F.lit(INFINITE))).alias("cut"))
+    firsts = (per.groupBy("partition", "group_id", "i").agg(F.min("first").alias("offset"))
+              .select("partition", "group_id", "offset")
+              .unionByName(per.where(_names_topic_id("topic_id"))
+                           .groupBy("partition", "group_id", "topic_id")
+                           .agg(F.min("first").alias("offset"))
+                           .select("partition", "group_id", "offset"))
+              .where(F.col("offset").isNotNull()).distinct().withColumn("is_first", F.lit(True)))
+    unread = F.coalesce(plain & (F.col("offset") < F.col("cut"))
+                        & (F.col("offset") <= F.col("folded_until")) & F.col("is_first").isNull(),
+                        F.lit(False))
+    return (commits.join(F.broadcast(until), ["group_id"], "left")
+            .join(F.broadcast(cuts), list(KEY), "left")
+            .join(F.broadcast(firsts), ["partition", "group_id", "offset"], "left")
+            .where(~unread).select(*commits.columns))
