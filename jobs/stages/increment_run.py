@@ -348,10 +348,10 @@ def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: b
     :func:`jobs.stages.audit.windows_of` gives them, folds as
     :func:`jobs.stages.audit.folds_of`. ``topic_names`` are :func:`_topic_names`'; a group of
     ``resuming`` (:func:`_resumed_folds`: the folds, and their groups) reads only its records
-    after its fold. The ranges
-    where evidence is partial are the lake's gaps (offsets no snapshot held), the snapshot's
-    newest timestamp comes from the previous one's (:mod:`jobs.stages.snapshot_facts`); the audit
-    reads every marker the lake held, not its other records."""
+    after its fold. The ranges where evidence is partial are the lake's gaps (offsets no snapshot
+    held), the snapshot's newest timestamp comes from the previous one's
+    (:mod:`jobs.stages.snapshot_facts`); the audit reads every marker the lake held, not its
+    other records."""
     from pyspark.sql import functions as F
 
     from jobs.stages.audit import (audit_rows, compacted_ranges, findings_of, folds_of,
