@@ -83,10 +83,10 @@ def test_a_replay_without_the_superseded_held_commits_resolves_as_the_whole_log(
     kept = sql.without_superseded(held, tombstones.where(held_at), until)
     assert kept.columns == held.columns
 
-    whole = {(r.log_partition, r.log_offset): r
-             for r in sql.resolve_commits(commits, markers).collect()}
-    part = {(r.log_partition, r.log_offset): r
-            for r in sql.resolve_commits(kept.unionByName(added), markers).collect()}
+    resolved_whole = sql.resolve_commits(commits, markers)
+    resolved_part = sql.resolve_commits(kept.unionByName(added), markers)
+    whole = {(r.log_partition, r.log_offset): r for r in resolved_whole.collect()}
+    part = {(r.log_partition, r.log_offset): r for r in resolved_part.collect()}
     # every row left resolves as in the whole log: the added ones, and the keys' final rows
     assert part == {at: whole[at] for at in part}
     assert {at for at in whole if at[1] >= cuts[at[0]]} <= set(part)
@@ -99,8 +99,6 @@ def test_a_replay_without_the_superseded_held_commits_resolves_as_the_whole_log(
     assert all(r.producer_id == -1 and not r.is_tombstone and r.group_id in folds
                and r.log_offset <= folds[r.group_id] for r in left_out)
 
-    resolved_whole = sql.resolve_commits(commits, markers)
-    resolved_part = sql.resolve_commits(kept.unionByName(added), markers)
     assert (_rows(sql.touches(resolved_part, tombstones))
             == _rows(sql.touches(resolved_whole, tombstones)))
     assert (_rows(sql.transaction_rows(resolved_part))
