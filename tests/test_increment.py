@@ -730,3 +730,116 @@ def test_superseded_commits_a_fold_covers_are_left_out_and_read_again_when_it_ca
                           ("groups", "members", "offsets", "fencing_findings"))
     s3 = read_table(spark, full, "fencing_findings").where("snapshot_id = 's3'").collect()
     assert ("OF-03", rewind) in {(r.rule_id, r.log_offset) for r in s3}
+
+
+def test_the_lake_is_read_a_batch_at_a_time_when_its_largest_record_allows_and_the_tables_agree(
+        spark, tmp_path, monkeypatch):
+    """Two snapshots of a consumer group and a simple group (the second adds records and the
+    cleaner removes a superseded commit) run into two incremental lakes under whole-stage code
+    generation (the vectorized reader needs it): one reads the lake's rows a batch at a time, as
+    its largest record allows, the other row by row (its largest unknown). ``largest_records``
+    holds each snapshot's largest key and value; the runs read ``records`` columnar (a
+    ColumnarToRow in the plan) only in the first lake; every table of the two lakes is the same
+    but ``snapshots`` (it holds run times)."""
+    from support.scenarios import Scenario
+    from support.scenarios.log import write_partition
+
+    import jobs.stages.increment as increment
+    import jobs.stages.increment_run as increment_run
+    from jobs.stages.increment_run import run_increment
+
+    s = Scenario("g", assignment_epochs=False)
+    s.consumer_join("m1", ["foo"])
+    s.compute_target({"m1": {"foo": [0, 1]}})
+    s.heartbeat("m1")
+    first = len(s.batches)
+    for offset in (1, 2, 3):
+        s.offset_commit({"foo": {0: offset, 1: offset}})
+    s.group("c").offset_commit({"bar": {0: 1}}, metadata="x" * 3000)
+    paths = {"s1": s.write(tmp_path / "s1")}
+    s.group("g").consumer_join("m2", ["foo"])
+    s.offset_commit({"foo": {0: 4}})
+    s.group("c").offset_commit({"bar": {0: 2}})
+    superseded = s.batches[first]     # g's first commit, superseded by the next
+    paths["s2"] = write_partition([b for b in s.batches if b is not superseded],
+                                  tmp_path / "s2", s.partition)
+
+    plans: list[tuple[str, bool]] = []
+    held_records = increment_run._held_records
+
+    def seen(spark_, lake, inc):
+        frame = held_records(spark_, lake, inc)
+        plans.append((lake.name, "ColumnarToRow" in
+                      frame._jdf.queryExecution().executedPlan().toString()))
+        return frame
+
+    monkeypatch.setattr(increment_run, "_held_records", seen)
+    codegen = spark.conf.get("spark.sql.codegen.wholeStage")
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    try:
+        for sid, path in paths.items():   # not the CLI: a small run's session has it off
+            run_increment(spark, tmp_path / "batched", [str(path)], snapshot_id=sid)
+        with monkeypatch.context() as unknown:
+            unknown.setattr(increment, "largest_row", lambda *a: None)
+            for sid, path in paths.items():
+                run_increment(spark, tmp_path / "rows", [str(path)], snapshot_id=sid)
+    finally:
+        spark.conf.set("spark.sql.codegen.wholeStage", codegen)
+    assert spark.conf.get("spark.sql.parquet.enableVectorizedReader") == "false"
+    assert {lake for lake, columnar in plans if columnar} == {"batched"}
+    assert {lake for lake, columnar in plans if not columnar} == {"rows"}
+
+    from pyspark.sql import functions as F
+
+    batched, rows = tmp_path / "batched", tmp_path / "rows"
+    raw = read_table(spark, batched, RAW_RECORDS)
+    largest = {r[0]: r[1] for r in raw.groupBy("snapshot_id").agg(F.max(
+        F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0)))).collect()}
+    sizes = {r.snapshot_id: r.largest_row_bytes
+             for r in read_table(spark, batched, increment.LARGEST_RECORDS).collect()}
+    assert sizes["s1"] == largest["s1"] > 3000          # group c's commit, read whole
+    assert sizes["s2"] >= largest["s2"]
+    assert increment.largest_row(spark, batched, ["s1", "s2"]) == max(sizes.values())
+    assert increment.largest_row(spark, batched, []) == 0
+    assert increment.largest_row(spark, batched, ["s1", "elsewhere"]) is None
+    for table in sorted(p.name for p in batched.iterdir() if (p / "_delta_log").is_dir()):
+        if table == SNAPSHOTS:
+            continue
+        a, b = read_table(spark, batched, table), read_table(spark, rows, table)
+        assert sorted(map(str, a.collect())) == sorted(map(str, b.select(*a.columns).collect())), \
+            table
+
+
+def test_a_record_too_large_for_a_batch_of_64_rows_reads_the_lake_row_by_row(spark, tmp_path):
+    """columnar_rows: the budget over the larger of the lake's and the snapshot's largest
+    record, at most 4096 rows, row by row (None) under 64 or when either is unknown; and
+    columnar_reads puts the session's settings back, unset ones unset."""
+    from types import SimpleNamespace
+
+    from jobs.lake.delta import replace_snapshot
+    from jobs.stages.increment import (COLUMNAR_CONF, LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS,
+                                       _frame, columnar_reads, columnar_rows)
+
+    lake = tmp_path / "lake"
+    for sid, size in (("s1", 1000), ("s2", 64 << 10), ("s3", None)):
+        replace_snapshot(_frame(spark, [(sid, size)], LARGEST_RECORDS_COLUMNS), lake,
+                         LARGEST_RECORDS, sid)
+    small, huge = SimpleNamespace(largest_row_bytes=200), SimpleNamespace(largest_row_bytes=1 << 20)
+    budget = 32 << 20
+    assert columnar_rows(spark, lake, ["s1"], small, budget) == 4096
+    assert columnar_rows(spark, lake, ["s1", "s2"], small, budget) == 512
+    assert columnar_rows(spark, lake, ["s1"], huge, budget) is None          # 32 rows fit
+    assert columnar_rows(spark, lake, ["s1", "s3"], small, budget) is None   # s3's unknown
+    assert columnar_rows(spark, lake, ["s1"], SimpleNamespace(largest_row_bytes=None),
+                         budget) is None
+    assert columnar_rows(spark, tmp_path / "none", ["s1"], small, budget) is None
+    assert columnar_rows(spark, lake, [], small, budget) == 4096
+
+    spark.conf.unset(COLUMNAR_CONF[1])
+    before = spark.conf.get(COLUMNAR_CONF[0])
+    with columnar_reads(spark, 512):
+        assert [spark.conf.get(k) for k in COLUMNAR_CONF] == ["true", "512"]
+    assert spark.conf.get(COLUMNAR_CONF[0]) == before
+    assert spark.conf.get(COLUMNAR_CONF[1]) == "4096"     # Spark's default: unset again
+    with columnar_reads(spark, None):
+        assert spark.conf.get(COLUMNAR_CONF[0]) == before

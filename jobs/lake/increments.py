@@ -33,6 +33,17 @@ SNAPSHOTS_COLUMNS = (
     ("newest_timestamp", "bigint", "the newest record timestamp the snapshot held (ms)"),
 )
 
+# The size of the largest record each snapshot read: an incremental run reads the lake's rows a
+# batch of rows at a time (Spark's vectorized Parquet reader) only when the largest row any
+# snapshot read allows it (jobs.stages.increment_run.columnar_lake_rows).
+LARGEST_RECORDS = "largest_records"
+LARGEST_RECORDS_COLUMNS = (
+    ("snapshot_id", "string", "id of the snapshot"),
+    ("largest_row_bytes", "bigint", "raw key and value bytes of the largest record the snapshot "
+                                    "read (its new records and any it read again); null when not "
+                                    "known (a capture)"),
+)
+
 SNAPSHOT_PARTITIONS = "snapshot_partitions"
 SNAPSHOT_PARTITIONS_COLUMNS = (
     ("snapshot_id", "string", "id of the snapshot"),
@@ -176,6 +187,7 @@ HISTORY_FINDINGS_COLUMNS = tuple(
     for c in FINDINGS_COLUMNS)
 
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
+                    LARGEST_RECORDS: LARGEST_RECORDS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
                     GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS,
                     GROUP_TOPIC_NAMES: GROUP_TOPIC_NAMES_COLUMNS,

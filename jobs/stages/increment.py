@@ -22,6 +22,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,16 +31,17 @@ from decoders.log.index import BatchRef, Unindexed, index_segments, spans
 from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids, read_snapshot, read_snapshots
 from jobs.lake.snapshot_views import LakeConflict, LakeOrder, holds_full_runs, is_incremental
-from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS, RECORD_REMOVALS,
+from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS,
+                                  LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS, RECORD_REMOVALS,
                                   SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
-from jobs.runtime.config import DEFAULT_RANGE_MB
+from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.stages.frames import hold
 from jobs.stages.snapshot_facts import Gaps, find_gaps, newest_timestamp
 from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
                                 raw_records_rows, resolve_snapshot_id, stage_snapshot,
                                 staging_dir)
-from jobs.stages.segment_rows import RangeTask
+from jobs.stages.segment_rows import RangeTask, ReadLimits
 
 
 @dataclass
@@ -159,9 +161,10 @@ def _held_batches(spark, lake: Path, order: LakeOrder, earlier: list[str]) -> tu
         return set(), set()
     seqs = {sid: seq for sid, seq, _ in order.rows}
     held, latest = set(), {}
-    for sid, *identity in (read_snapshots(spark, lake, BATCHES, earlier)
-                           .select("snapshot_id", "partition", "base_offset", "crc", "length")
-                           .collect()):
+    # through Arrow: a lake of 10M records holds about 150k batches, 1.8 s collected as Rows
+    batches = (read_snapshots(spark, lake, BATCHES, earlier)
+               .select("snapshot_id", "partition", "base_offset", "crc", "length").toArrow())
+    for sid, *identity in zip(*(column.to_pylist() for column in batches.columns)):
         identity = tuple(identity)
         held.add(identity)
         place = latest.get(identity[:2])
@@ -176,6 +179,62 @@ def _newest_partitions(spark, lake: Path, earlier: list[str]) -> dict:
         return {}
     return {r[0]: (r[1], r[2]) for r in read_snapshot(spark, lake, SNAPSHOT_PARTITIONS, earlier[-1])
             .select("partition", "log_end_offset", "records").collect()}
+
+
+def largest_row(spark, lake: Path, earlier: list[str]) -> int | None:
+    """Raw key and value bytes of the largest record ``earlier`` (snapshot ids) read, which is
+    the largest row of theirs the lake holds; None when a snapshot's is not known (a capture, or
+    a snapshot written before ``largest_records``) and 0 for no snapshot."""
+    from jobs.lake.delta import has_table
+
+    if not earlier:
+        return 0
+    if not has_table(lake, LARGEST_RECORDS):
+        return None
+    sizes = {r[0]: r[1] for r in read_snapshots(spark, lake, LARGEST_RECORDS, earlier).collect()}
+    known = [sizes.get(sid) for sid in earlier]
+    return None if None in known else max(known)
+
+
+def columnar_rows(spark, lake: Path, earlier: list[str], staged, budget: int) -> int | None:
+    """Rows per vectorized Parquet batch for a run's reads of the lake and of the snapshot's
+    ``staged`` rows: :func:`jobs.stages.ingest.columnar_batch_rows` of ``budget`` bytes for the
+    largest row the ``earlier`` snapshots and this one read; None (row by row) when one of them
+    is not known."""
+    from jobs.stages.ingest import columnar_batch_rows
+
+    held = largest_row(spark, lake, earlier)
+    if held is None or staged.largest_row_bytes is None:
+        return None
+    return columnar_batch_rows(max(held, staged.largest_row_bytes), budget)
+
+
+COLUMNAR_CONF = ("spark.sql.parquet.enableVectorizedReader",
+                 "spark.sql.parquet.columnarReaderBatchSize")
+
+
+@contextmanager
+def columnar_reads(spark, rows: int | None):
+    """Within it, ``spark`` reads Parquet ``rows`` rows at a time (Spark's vectorized reader, a
+    batch of every column), as a run reads the staged rows of a snapshot whose largest row allows
+    it (:func:`jobs.stages.ingest.read_back`); ``rows`` None: as it was (row by row, as
+    ``conf/offsetlake.yaml`` sets it). The settings are restored on the way out. A wide scan of
+    a 10M-record lake's ``records`` takes about half the time a batch at a time. (A query plans
+    its scans with whole-stage code generation only: a short job's session reads row by row.)"""
+    if rows is None:
+        yield
+        return
+    saved = {k: spark.conf.get(k, None) for k in COLUMNAR_CONF}
+    spark.conf.set(COLUMNAR_CONF[0], "true")
+    spark.conf.set(COLUMNAR_CONF[1], str(rows))
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _newest_ends(spark, lake: Path, earlier: list[str]) -> dict:
@@ -229,6 +288,7 @@ class Increment:
     new_count: int = 0
     removed_count: int = 0
     newest: int | None = None   # the newest record timestamp it holds (newest_timestamp)
+    columnar_rows: int | None = None   # rows per vectorized Parquet batch (columnar_rows)
     _markers: object = field(default=None, repr=False)   # markers(), once read
 
     @property
@@ -299,8 +359,7 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
     :class:`LakeConflict` (nothing written, nothing staged) when it cannot join. The caller
     removes ``staging`` when done (:func:`ingest_increment`)."""
     progress = sys.stderr if progress is None else progress  # now, not at import
-    from pyspark.sql import functions as F
-
+    limits = limits or ReadLimits.from_settings(load_config().ingest)
     snapshot_id = resolve_snapshot_id(paths, snapshot_id)
     if holds_full_runs(lake):
         full = logged_snapshot_ids(lake, RAW_RECORDS) or []
@@ -331,6 +390,25 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                                 range_bytes=range_bytes, progress=progress, limits=limits,
                                 plan=None if plan is None else (plan.tasks, plan.files,
                                                                 plan.bytes_read))
+        rows = columnar_rows(spark, lake, earlier, staged, limits.columnar_batch_bytes)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    with columnar_reads(spark, rows):   # the lake's rows and the new ones, when their size allows
+        inc = _against_lake(spark, lake, snapshot_id, seq, earlier, cluster, plan, staged,
+                            staging, previous)
+    inc.columnar_rows = rows
+    return inc
+
+
+def _against_lake(spark, lake: Path, snapshot_id: str, seq: int, earlier: list[str],
+                  cluster: str | None, plan: IncrementPlan | None, staged, staging: Path,
+                  previous: dict) -> Increment:
+    """The staged snapshot checked against the lake and sorted into held and new rows
+    (:func:`prepare_increment`); removes ``staging`` when it cannot join."""
+    from pyspark.sql import functions as F
+
+    try:
         read_rows = raw_records_rows(staged.rows)
         lake_rows = (read_snapshots(spark, lake, RAW_RECORDS, earlier)
                      if earlier else read_rows.limit(0))
@@ -401,7 +479,8 @@ def _conflicts(spark, read_rows, lake_rows, unheld, staging: Path, local: bool) 
 def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
     """What the snapshot writes of its records, by table: ``raw_records`` (and, decoded,
     ``records``, ``record_facts``) of the new records, its ``quarantine`` units (decoded: with
-    the new records that did not decode), ``record_removals`` and ``batches``."""
+    the new records that did not decode), ``record_removals``, ``batches`` and
+    ``largest_records``."""
     from pyspark.sql import functions as F
 
     from jobs.lake.downgrade import RECORD_FACTS
@@ -417,6 +496,8 @@ def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
         frames[RECORD_FACTS] = data.select(*record_facts_columns())
         frames[QUARANTINE] = frames[QUARANTINE].unionByName(quarantine_columns(data.where(~ok)))
     frames[RECORD_REMOVALS] = inc.removed
+    frames[LARGEST_RECORDS] = _frame(spark, [(inc.snapshot_id, inc.staged.largest_row_bytes)],
+                                     LARGEST_RECORDS_COLUMNS)
     frames[GAPS] = _frame(spark, [(inc.snapshot_id, *row) for row in inc.gaps.rows], GAPS_COLUMNS)
     batches = [(inc.snapshot_id, b.partition, b.base_offset, b.last_offset, b.crc, b.length,
                 b.magic, b.records)
