@@ -817,8 +817,9 @@ def test_a_record_too_large_for_a_batch_of_64_rows_reads_the_lake_row_by_row(spa
     from types import SimpleNamespace
 
     from jobs.lake.delta import replace_snapshot
-    from jobs.stages.increment import (COLUMNAR_CONF, LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS,
-                                       _frame, columnar_reads, columnar_rows)
+    from jobs.stages.increment import (LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS, _frame,
+                                       columnar_reads, columnar_rows)
+    from jobs.stages.ingest import COLUMNAR_CONF
 
     lake = tmp_path / "lake"
     for sid, size in (("s1", 1000), ("s2", 64 << 10), ("s3", None)):

@@ -35,7 +35,7 @@ SNAPSHOTS_COLUMNS = (
 
 # The size of the largest record each snapshot read: an incremental run reads the lake's rows a
 # batch of rows at a time (Spark's vectorized Parquet reader) only when the largest row any
-# snapshot read allows it (jobs.stages.increment_run.columnar_lake_rows).
+# snapshot read allows it (jobs.stages.increment.columnar_rows).
 LARGEST_RECORDS = "largest_records"
 LARGEST_RECORDS_COLUMNS = (
     ("snapshot_id", "string", "id of the snapshot"),

@@ -38,9 +38,9 @@ from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS,
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.stages.frames import hold
 from jobs.stages.snapshot_facts import Gaps, find_gaps, newest_timestamp
-from jobs.stages.ingest import (INGEST_STAGES, capture_manifest, ingest_quarantine_rows,
-                                raw_records_rows, resolve_snapshot_id, stage_snapshot,
-                                staging_dir)
+from jobs.stages.ingest import (COLUMNAR_CONF, INGEST_STAGES, capture_manifest,
+                                ingest_quarantine_rows, raw_records_rows, resolve_snapshot_id,
+                                stage_snapshot, staging_dir)
 from jobs.stages.segment_rows import RangeTask, ReadLimits
 
 
@@ -207,10 +207,6 @@ def columnar_rows(spark, lake: Path, earlier: list[str], staged, budget: int) ->
     if held is None or staged.largest_row_bytes is None:
         return None
     return columnar_batch_rows(max(held, staged.largest_row_bytes), budget)
-
-
-COLUMNAR_CONF = ("spark.sql.parquet.enableVectorizedReader",
-                 "spark.sql.parquet.columnarReaderBatchSize")
 
 
 @contextmanager

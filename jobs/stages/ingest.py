@@ -366,7 +366,7 @@ def stage_snapshot(spark, paths: list[str], snapshot_id: str, staging: Path, *, 
 # Spark's own rows per vectorized Parquet batch, and the fewest worth a batch at all.
 PARQUET_BATCH_ROWS = 4096
 COLUMNAR_MIN_ROWS = 64
-_COLUMNAR_CONF = ("spark.sql.parquet.enableVectorizedReader",
+COLUMNAR_CONF = ("spark.sql.parquet.enableVectorizedReader",
                   "spark.sql.parquet.columnarReaderBatchSize")
 
 
@@ -401,8 +401,8 @@ def read_back(spark, staged: Staged) -> Staged:
         return staged
     # Spark reads Parquet a batch at a time only under whole-stage code generation, which a
     # short job's session (spark.short_run_conf) has off.
-    reader = session_with(spark, {_COLUMNAR_CONF[0]: "true",
-                                  _COLUMNAR_CONF[1]: str(staged.columnar_rows),
+    reader = session_with(spark, {COLUMNAR_CONF[0]: "true",
+                                  COLUMNAR_CONF[1]: str(staged.columnar_rows),
                                   "spark.sql.codegen.wholeStage": "true"})
     return replace(staged, rows=reader.read.schema(staged.rows.schema).parquet(staged.path))
 
