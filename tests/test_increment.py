@@ -844,3 +844,68 @@ def test_a_record_too_large_for_a_batch_of_64_rows_reads_the_lake_row_by_row(spa
     assert spark.conf.get(COLUMNAR_CONF[1]) == "4096"     # Spark's default: unset again
     with columnar_reads(spark, None):
         assert spark.conf.get(COLUMNAR_CONF[0]) == before
+
+
+def test_a_lake_written_before_largest_records_gets_each_snapshots_figure_from_its_raw_records(
+        spark, tmp_path):
+    """A lake without ``largest_records`` (written before the table), or with a snapshot's figure
+    null (a capture's), learns each missing figure on its next run from the ``raw_records`` rows
+    the snapshot was the first to hold, writes it, and the run after that reads none of them
+    again; the lake's largest is then known, so it can be read a batch at a time."""
+    from types import SimpleNamespace
+
+    from pyspark.sql import functions as F
+    from support.scenarios import Scenario
+    from support.scenarios.log import write_partition
+
+    from jobs.lake.delta import replace_snapshot
+    from jobs.stages.increment import (LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS, _frame,
+                                       columnar_rows, fill_largest, known_largest, largest_row)
+    from jobs.stages.increment_run import run_increment
+
+    s = Scenario("g", assignment_epochs=False)
+    s.consumer_join("m1", ["foo"])
+    s.offset_commit({"foo": {0: 1}})
+    paths = {"s1": s.write(tmp_path / "s1")}
+    s.group("c").offset_commit({"bar": {0: 1}}, metadata="y" * 5000)
+    paths["s2"] = write_partition(list(s.batches), tmp_path / "s2", s.partition)
+    s.group("g").offset_commit({"foo": {0: 2}})
+    paths["s3"] = write_partition(list(s.batches), tmp_path / "s3", s.partition)
+    s.group("g").offset_commit({"foo": {0: 3}})
+    paths["s4"] = write_partition(list(s.batches), tmp_path / "s4", s.partition)
+
+    lake = tmp_path / "lake"
+    for sid in ("s1", "s2"):
+        run_increment(spark, lake, [str(paths[sid])], snapshot_id=sid, progress=io.StringIO())
+    shutil.rmtree(lake / LARGEST_RECORDS)          # as a lake written before the table
+    assert known_largest(spark, lake, ["s1", "s2"]) == {}
+    assert largest_row(spark, lake, ["s1", "s2"]) is None
+
+    raw = read_table(spark, lake, RAW_RECORDS)
+    expected = {r[0]: r[1] for r in raw.groupBy("snapshot_id").agg(F.max(
+        F.length("key") + F.coalesce(F.length("value"), F.lit(0)))).collect()}
+    assert expected["s2"] > 5000 > expected["s1"]
+
+    said = io.StringIO()
+    run_increment(spark, lake, [str(paths["s3"])], snapshot_id="s3", progress=said)
+    assert "does not give the largest record of 2 earlier snapshot(s)" in said.getvalue()
+    sizes = {r.snapshot_id: r.largest_row_bytes for r in read_table(spark, lake, LARGEST_RECORDS)
+             .collect()}
+    assert sizes["s1"] == expected["s1"] and sizes["s2"] == expected["s2"]
+    assert sizes["s3"] >= 0 and len(sizes) == 3
+    assert largest_row(spark, lake, ["s1", "s2", "s3"]) == expected["s2"]
+    assert columnar_rows(spark, lake, ["s1", "s2", "s3"], SimpleNamespace(largest_row_bytes=100),
+                         32 << 20) == 4096
+
+    # a capture's null figure: filled on the next run, once
+    replace_snapshot(_frame(spark, [("s2", None)], LARGEST_RECORDS_COLUMNS), lake,
+                     LARGEST_RECORDS, "s2")
+    assert set(known_largest(spark, lake, ["s1", "s2", "s3"])) == {"s1", "s3"}
+    assert fill_largest(spark, lake, ["s1", "s2", "s3"], io.StringIO()) == {"s2": expected["s2"]}
+    said = io.StringIO()
+    run_increment(spark, lake, [str(paths["s4"])], snapshot_id="s4", progress=said)
+    assert "does not give the largest record of 1 earlier snapshot(s)" in said.getvalue()
+    assert set(known_largest(spark, lake, ["s1", "s2", "s3", "s4"])) == {"s1", "s2", "s3", "s4"}
+    assert fill_largest(spark, lake, ["s1", "s2", "s3", "s4"], io.StringIO()) == {}
+    rows = read_table(spark, lake, LARGEST_RECORDS).where("snapshot_id = 's2'").collect()
+    assert [r.largest_row_bytes for r in rows] == [expected["s2"]]

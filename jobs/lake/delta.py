@@ -52,6 +52,21 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
        .save(table_path(lake, table)))
 
 
+def replace_snapshots(df, lake: Path, table: str, snapshot_ids: list[str]) -> None:
+    """Write ``df`` as the whole content of ``table`` for each of ``snapshot_ids`` (its rows are
+    of those snapshots), in one commit; a new table is created."""
+    if not has_table(lake, table):
+        df.write.format("delta").mode("append").partitionBy("snapshot_id").save(
+            table_path(lake, table))
+        return
+    predicate = "snapshot_id IN (" + ", ".join(_sql_literal(s) for s in snapshot_ids) + ")"
+    (df.write.format("delta")
+       .mode("overwrite")
+       .option("replaceWhere", predicate)
+       .partitionBy("snapshot_id")
+       .save(table_path(lake, table)))
+
+
 def _partition_absent(lake: Path, table: str, snapshot_id: str) -> bool:
     """Whether ``table`` exists and its current version, as its Delta log says
     (:func:`log_state`), has no file at all in ``snapshot_id``'s partition. False when the log

@@ -181,29 +181,75 @@ def _newest_partitions(spark, lake: Path, earlier: list[str]) -> dict:
             .select("partition", "log_end_offset", "records").collect()}
 
 
-def largest_row(spark, lake: Path, earlier: list[str]) -> int | None:
-    """Raw key and value bytes of the largest record ``earlier`` (snapshot ids) read, which is
-    the largest row of theirs the lake holds; None when a snapshot's is not known (a capture, or
-    a snapshot written before ``largest_records``) and 0 for no snapshot."""
+def known_largest(spark, lake: Path, earlier: list[str]) -> dict[str, int]:
+    """Snapshot id -> the raw key and value bytes of the largest record it read, for each of
+    ``earlier`` whose figure ``largest_records`` gives (not a capture's, none of a lake written
+    before the table)."""
     from jobs.lake.delta import has_table
 
+    if not earlier or not has_table(lake, LARGEST_RECORDS):
+        return {}
+    return {r[0]: r[1] for r in read_snapshots(spark, lake, LARGEST_RECORDS, earlier).collect()
+            if r[1] is not None}
+
+
+def largest_row(spark, lake: Path, earlier: list[str], sizes: dict | None = None) -> int | None:
+    """Raw key and value bytes of the largest record ``earlier`` (snapshot ids) read, which is
+    the largest row of theirs the lake holds; None when a snapshot's is not known (a capture, or
+    a snapshot written before ``largest_records``) and 0 for no snapshot. ``sizes``: the
+    figures by snapshot id, when the caller has them (:func:`known_largest`, with what
+    :func:`fill_largest` read)."""
     if not earlier:
         return 0
-    if not has_table(lake, LARGEST_RECORDS):
-        return None
-    sizes = {r[0]: r[1] for r in read_snapshots(spark, lake, LARGEST_RECORDS, earlier).collect()}
+    sizes = known_largest(spark, lake, earlier) if sizes is None else sizes
     known = [sizes.get(sid) for sid in earlier]
     return None if None in known else max(known)
 
 
-def columnar_rows(spark, lake: Path, earlier: list[str], staged, budget: int) -> int | None:
+def fill_largest(spark, lake: Path, earlier: list[str], progress,
+                 known: dict | None = None) -> dict[str, int]:
+    """Snapshot id -> the largest record's raw key and value bytes, for each of ``earlier``
+    whose figure is not ``known`` (:func:`known_largest`), read from the ``raw_records`` rows
+    it was the first to hold (0 for none). That is not always the largest it read (it may have
+    read again a larger record an earlier snapshot held), but the largest over the lake's
+    snapshots is the lake's largest row either way, which is all :func:`columnar_rows` reads.
+    One scan of those rows, row by row, once: the run writes the figures
+    (:func:`write_filled`) and the lake's next run knows them."""
+    from pyspark.sql import functions as F
+
+    known = known_largest(spark, lake, earlier) if known is None else known
+    missing = [sid for sid in earlier if sid not in known]
+    if not missing:
+        return {}
+    print(f"ingest: largest_records does not give the largest record of {len(missing)} "
+          "earlier snapshot(s) (a lake written before the table, or a capture): read from "
+          "their raw_records once, so this run and the next read the lake a batch at a time "
+          "when it allows", file=progress)
+    size = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
+    found = {r[0]: r[1] for r in read_snapshots(spark, lake, RAW_RECORDS, missing)
+             .groupBy("snapshot_id").agg(F.max(size)).collect()}
+    return {sid: int(found.get(sid) or 0) for sid in missing}
+
+
+def write_filled(spark, lake: Path, filled: dict[str, int]) -> None:
+    """The figures :func:`fill_largest` read, each replacing its snapshot's row of
+    ``largest_records`` (one commit)."""
+    from jobs.lake.delta import replace_snapshots
+
+    if filled:
+        replace_snapshots(_frame(spark, sorted(filled.items()), LARGEST_RECORDS_COLUMNS), lake,
+                          LARGEST_RECORDS, sorted(filled))
+
+
+def columnar_rows(spark, lake: Path, earlier: list[str], staged, budget: int,
+                  sizes: dict | None = None) -> int | None:
     """Rows per vectorized Parquet batch for a run's reads of the lake and of the snapshot's
     ``staged`` rows: :func:`jobs.stages.ingest.columnar_batch_rows` of ``budget`` bytes for the
-    largest row the ``earlier`` snapshots and this one read; None (row by row) when one of them
-    is not known."""
+    largest row the ``earlier`` snapshots and this one read (``sizes``: as
+    :func:`largest_row` takes them); None (row by row) when one of them is not known."""
     from jobs.stages.ingest import columnar_batch_rows
 
-    held = largest_row(spark, lake, earlier)
+    held = largest_row(spark, lake, earlier, sizes)
     if held is None or staged.largest_row_bytes is None:
         return None
     return columnar_batch_rows(max(held, staged.largest_row_bytes), budget)
@@ -285,6 +331,7 @@ class Increment:
     removed_count: int = 0
     newest: int | None = None   # the newest record timestamp it holds (newest_timestamp)
     columnar_rows: int | None = None   # rows per vectorized Parquet batch (columnar_rows)
+    filled_largest: dict = field(default_factory=dict)   # fill_largest's, for write_filled
     _markers: object = field(default=None, repr=False)   # markers(), once read
 
     @property
@@ -386,14 +433,20 @@ def prepare_increment(spark, lake: Path, paths: list[str], snapshot_id: str | No
                                 range_bytes=range_bytes, progress=progress, limits=limits,
                                 plan=None if plan is None else (plan.tasks, plan.files,
                                                                 plan.bytes_read))
-        rows = columnar_rows(spark, lake, earlier, staged, limits.columnar_batch_bytes)
+        known = known_largest(spark, lake, earlier)
+        # a capture's own rows are read row by row: the lake's figures can wait for a run
+        # that reads them
+        filled = (fill_largest(spark, lake, earlier, progress, known)
+                  if staged.largest_row_bytes is not None else {})
+        rows = columnar_rows(spark, lake, earlier, staged, limits.columnar_batch_bytes,
+                             {**known, **filled})
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     with columnar_reads(spark, rows):   # the lake's rows and the new ones, when their size allows
         inc = _against_lake(spark, lake, snapshot_id, seq, earlier, cluster, plan, staged,
                             staging, previous)
-    inc.columnar_rows = rows
+    inc.columnar_rows, inc.filled_largest = rows, filled
     return inc
 
 
@@ -549,6 +602,7 @@ def ingest_increment(spark, lake: Path, paths: list[str], snapshot_id: str | Non
     started = time.monotonic()
     inc = prepare_increment(spark, lake, paths, snapshot_id, range_bytes, progress, limits)
     try:
+        write_filled(spark, lake, inc.filled_largest)
         write_bronze(spark, lake, inc)
         report = write_listing(spark, lake, inc)
     finally:

@@ -587,7 +587,7 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     812
     """
     progress = sys.stderr if progress is None else progress  # now, not at import
-    from jobs.stages.increment import bronze_frames, columnar_reads
+    from jobs.stages.increment import bronze_frames, columnar_reads, write_filled
     from jobs.stages.pipeline import Writer, bronze, replay
 
     started = time.monotonic()
@@ -596,6 +596,7 @@ def run_increment(spark, lake: Path, paths: list[str], snapshot_id: str | None =
     meter = Progress(spark, progress)
     writer = Writer(spark, lake, inc.snapshot_id)
     try:
+        write_filled(spark, lake, inc.filled_largest)
         # every table is written inside it (written waits for the writes)
         with meter, columnar_reads(spark, inc.columnar_rows):
             meter.stage("ingest: writing the new records")
