@@ -41,7 +41,8 @@ LARGEST_RECORDS_COLUMNS = (
     ("snapshot_id", "string", "id of the snapshot"),
     ("largest_row_bytes", "bigint", "raw key and value bytes of the largest record the snapshot "
                                     "read (its new records and any it read again); null when not "
-                                    "known (a capture)"),
+                                    "known (a capture) until the next run fills it in from the "
+                                    "records the snapshot was the first to hold"),
 )
 
 SNAPSHOT_PARTITIONS = "snapshot_partitions"
