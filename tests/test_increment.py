@@ -909,3 +909,47 @@ def test_a_lake_written_before_largest_records_gets_each_snapshots_figure_from_i
     assert fill_largest(spark, lake, ["s1", "s2", "s3", "s4"], io.StringIO()) == {}
     rows = read_table(spark, lake, LARGEST_RECORDS).where("snapshot_id = 's2'").collect()
     assert [r.largest_row_bytes for r in rows] == [expected["s2"]]
+
+
+def test_commit_topic_ids_hold_the_pairs_of_each_snapshots_new_commits_and_an_older_lake_reads_offset_commits(
+        spark, tmp_path):
+    """Each run writes the distinct topic id -> name pairs the offset commits of its new records
+    give, and one row of nulls; the pairs of the earlier snapshots (:func:`_commit_pairs`) are
+    those of every offset commit the lake holds, read from ``commit_topic_ids`` or, for the
+    snapshots written before the table, from ``offset_commits``."""
+    from support.scenarios import Scenario
+
+    from jobs.lake.delta import table_path
+    from jobs.lake.increments import COMMIT_TOPIC_IDS
+    from jobs.stages.increment_run import _commit_pairs, run_increment
+
+    g = Scenario("g")
+    g.offset_commit({"foo": {0: 10}})
+    one = g.write(tmp_path / "one")
+    g.offset_commit({"bar": {0: 3}, "foo": {0: 11}})
+    two = g.write(tmp_path / "two")
+    g.offset_commit({"baz": {1: 1}})
+    three = g.write(tmp_path / "three")
+    foo, bar, baz = (str(g.topic_id(t)) for t in ("foo", "bar", "baz"))
+
+    lake = tmp_path / "lake"
+    for snap in (one, two):
+        run_increment(spark, lake, [str(snap)], snap.name, progress=io.StringIO())
+    rows = {tuple(r) for r in read_table(spark, lake, COMMIT_TOPIC_IDS).collect()}
+    assert rows == {("one", foo, "foo"), ("one", None, None), ("two", bar, "bar"),
+                    ("two", foo, "foo"), ("two", None, None)}
+
+    def pairs(sids) -> set:
+        return {tuple(r) for r in _commit_pairs(spark, lake, sids).collect() if r[0] is not None}
+
+    commits = {(r.topic_id, r.topic) for r in read_table(spark, lake, "offset_commits").collect()}
+    assert pairs(["one", "two"]) == commits == {(foo, "foo"), (bar, "bar")}
+    assert pairs(["one"]) == {(foo, "foo")}
+
+    shutil.rmtree(table_path(lake, COMMIT_TOPIC_IDS))   # as a lake written before the table
+    assert pairs(["one", "two"]) == commits
+    run_increment(spark, lake, [str(three)], "three", progress=io.StringIO())
+    rows = {tuple(r) for r in read_table(spark, lake, COMMIT_TOPIC_IDS).collect()}
+    assert rows == {("three", baz, "baz"), ("three", None, None)}
+    assert pairs(["one", "two", "three"]) == commits | {(baz, "baz")}
+    assert _commit_pairs(spark, tmp_path / "empty", ["one"]) is None

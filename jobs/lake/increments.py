@@ -45,6 +45,20 @@ LARGEST_RECORDS_COLUMNS = (
                                     "records the snapshot was the first to hold"),
 )
 
+# The topic id -> name pairs the offset commits of each snapshot's new records give (history, as
+# offset_commits is: a snapshot writes the pairs of the records it was the first to hold). An
+# incremental run looks up its replayed groups' topic ids here, not in every offset commit the
+# lake holds (jobs.stages.increment_run._topic_names). Every snapshot also writes one row of
+# nulls, so a snapshot written before the table (its pairs read from offset_commits) is told
+# apart from one whose commits name no topic id.
+COMMIT_TOPIC_IDS = "commit_topic_ids"
+COMMIT_TOPIC_IDS_COLUMNS = (
+    ("snapshot_id", "string", "the snapshot that first held the commits"),
+    ("topic_id", "string", "a topic id its new offset commits name; null in the snapshot's one "
+                           "row of nulls"),
+    ("topic", "string", "the topic those commits name with it"),
+)
+
 SNAPSHOT_PARTITIONS = "snapshot_partitions"
 SNAPSHOT_PARTITIONS_COLUMNS = (
     ("snapshot_id", "string", "id of the snapshot"),
@@ -189,6 +203,7 @@ HISTORY_FINDINGS_COLUMNS = tuple(
 
 INCREMENT_TABLES = {SNAPSHOTS: SNAPSHOTS_COLUMNS, SNAPSHOT_PARTITIONS: SNAPSHOT_PARTITIONS_COLUMNS,
                     LARGEST_RECORDS: LARGEST_RECORDS_COLUMNS,
+                    COMMIT_TOPIC_IDS: COMMIT_TOPIC_IDS_COLUMNS,
                     BATCHES: BATCHES_COLUMNS, RECORD_REMOVALS: RECORD_REMOVALS_COLUMNS,
                     GAPS: GAPS_COLUMNS, REPLAYED_GROUPS: REPLAYED_GROUPS_COLUMNS,
                     GROUP_TOPIC_NAMES: GROUP_TOPIC_NAMES_COLUMNS,

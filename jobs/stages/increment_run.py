@@ -34,8 +34,8 @@ from pathlib import Path
 from jobs.lake import RECORDS
 from jobs.lake.delta import read_snapshot, read_snapshots
 from jobs.lake.findings import FENCING_AUDITS, FENCING_FINDINGS
-from jobs.lake.increments import (FENCING_FOLDS, GROUP_STATE_TABLES, GROUP_TOPIC_NAMES,
-                                  HISTORY_TABLES, REPLAYED_GROUPS)
+from jobs.lake.increments import (COMMIT_TOPIC_IDS, FENCING_FOLDS, GROUP_STATE_TABLES,
+                                  GROUP_TOPIC_NAMES, HISTORY_TABLES, REPLAYED_GROUPS)
 from jobs.lake.tables import TABLES
 from jobs.runtime.config import DEFAULT_RANGE_MB
 from jobs.stages.frames import hold, local_frame
@@ -316,7 +316,8 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
     """Topic id -> name for the topic ids of the replayed groups' tables, as the snapshot's
     tables name them: a topic id names one topic for good, so the lake's rows of the earlier
     snapshots name those ids as the snapshot's own would (only their rows are read; a backfill's
-    are not: it does not change the snapshots after it)."""
+    are not: it does not change the snapshots after it). Their offset commits' pairs come from
+    ``commit_topic_ids`` (:func:`_commit_pairs`)."""
     from functools import reduce
 
     from pyspark.sql import functions as F
@@ -329,14 +330,56 @@ def _topic_names(spark, lake: Path, frames: dict, earlier: list[str]) -> dict[st
                   for t, _ in NAME_TABLES]).distinct()
     ids = F.broadcast(local_frame(spark, ids.toArrow()))
     tables = {}
-    for table, _ in NAME_TABLES:
+    for table, column in NAME_TABLES:
         frame = frames[table]
-        if has_table(lake, table):
+        if table == "offset_commits":
+            frame = frame.select("topic_id", column)
+            held = _commit_pairs(spark, lake, earlier)
+            if held is not None:
+                frame = frame.unionByName(held.join(ids, ["topic_id"], "left_semi"))
+        elif has_table(lake, table):
             frame = frame.unionByName(read_snapshots(spark, lake, table, earlier)
                                       .select(*frame.columns)
                                       .join(ids, ["topic_id"], "left_semi"))
         tables[table] = frame
     return lake_topic_names(tables)
+
+
+def _commit_pairs(spark, lake: Path, earlier: list[str]):
+    """``topic_id, topic`` of the offset commits of the ``earlier`` snapshots (as their
+    ``offset_commits`` rows give them, repeats aside): ``commit_topic_ids`` of the snapshots it
+    holds (a few rows each), ``offset_commits`` of those written before it; None when the lake
+    has neither."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from jobs.lake.delta import has_table, logged_snapshot_ids
+    from jobs.lake.increments import COMMIT_TOPIC_IDS
+
+    listed = set((logged_snapshot_ids(lake, COMMIT_TOPIC_IDS) or [])
+                 if has_table(lake, COMMIT_TOPIC_IDS) else [])
+    paired = [sid for sid in earlier if sid in listed]
+    older = [sid for sid in earlier if sid not in listed]
+    parts = []
+    if paired:
+        parts.append(read_snapshots(spark, lake, COMMIT_TOPIC_IDS, paired)
+                     .where(F.col("topic_id").isNotNull()).select("topic_id", "topic"))
+    if older and has_table(lake, "offset_commits"):
+        parts.append(read_snapshots(spark, lake, "offset_commits", older)
+                     .select("topic_id", "topic"))
+    return reduce(lambda a, b: a.unionByName(b), parts) if parts else None
+
+
+def commit_topic_ids(spark, snapshot_id: str, commits):
+    """The snapshot's ``commit_topic_ids`` rows: the distinct topic id -> name pairs of its
+    ``commits`` (the ``offset_commits`` rows of its new records) and its one row of nulls."""
+    from pyspark.sql import functions as F
+
+    pairs = (commits.where(F.col("topic_id").isNotNull() & F.col("topic").isNotNull())
+             .select("topic_id", "topic").distinct()
+             .unionByName(spark.createDataFrame([(None, None)], "topic_id string, topic string")))
+    return pairs.select(F.lit(snapshot_id).alias("snapshot_id"), "topic_id", "topic")
 
 
 def _fencing(spark, lake: Path, inc: Increment, frames: dict, new_rows, local: bool,
@@ -687,6 +730,8 @@ def _replay_frames(inc: Increment, frames: dict, groups, found, audits, windows,
     for table in HISTORY_TABLES:
         out[table] = (frames[table].join(new_positions, ["log_partition", "log_offset"],
                                          "left_semi").select(*frames[table].columns))
+    out[COMMIT_TOPIC_IDS] = commit_topic_ids(new_positions.sparkSession, inc.snapshot_id,
+                                             out["offset_commits"])
     out[FENCING_AUDITS] = audits
     out[FENCING_FOLDS] = folds.select(
         F.lit(inc.snapshot_id).alias("snapshot_id"), "group_id", "log_partition", "folded_until",
