@@ -45,11 +45,7 @@ def replace_snapshot(df, lake: Path, table: str, snapshot_id: str, only: str | N
            .save(table_path(lake, table)))
         return
     predicate = f"snapshot_id = {_sql_literal(snapshot_id)}" + (f" AND ({only})" if only else "")
-    (df.write.format("delta")
-       .mode("overwrite")
-       .option("replaceWhere", predicate)
-       .partitionBy("snapshot_id")
-       .save(table_path(lake, table)))
+    _replace_where(df, lake, table, predicate)
 
 
 def replace_snapshots(df, lake: Path, table: str, snapshot_ids: list[str]) -> None:
@@ -59,7 +55,12 @@ def replace_snapshots(df, lake: Path, table: str, snapshot_ids: list[str]) -> No
         df.write.format("delta").mode("append").partitionBy("snapshot_id").save(
             table_path(lake, table))
         return
-    predicate = "snapshot_id IN (" + ", ".join(_sql_literal(s) for s in snapshot_ids) + ")"
+    _replace_where(df, lake, table,
+                   "snapshot_id IN (" + ", ".join(_sql_literal(s) for s in snapshot_ids) + ")")
+
+
+def _replace_where(df, lake: Path, table: str, predicate: str) -> None:
+    """``df`` as the whole content of ``table`` where ``predicate`` holds (one commit)."""
     (df.write.format("delta")
        .mode("overwrite")
        .option("replaceWhere", predicate)
