@@ -953,3 +953,62 @@ def test_commit_topic_ids_hold_the_pairs_of_each_snapshots_new_commits_and_an_ol
     assert rows == {("three", baz, "baz"), ("three", None, None)}
     assert pairs(["one", "two", "three"]) == commits | {(baz, "baz")}
     assert _commit_pairs(spark, tmp_path / "empty", ["one"]) is None
+
+
+def test_raw_non_commit_records_hold_each_snapshots_new_records_but_offset_commits_and_an_older_lake_reads_raw_records(
+        spark, tmp_path):
+    """Each run writes the ``raw_records`` rows of its new records that are not offset commits
+    (membership records, transaction markers) and one row null but for its snapshot id. What a
+    run reads of the held records' bytes (:func:`non_commit_rows`) is those rows of the earlier
+    snapshots: from the table, or from ``raw_records`` for snapshots written before it; a run on
+    such a lake writes what it would have written with the table."""
+    from support.scenarios import Scenario
+
+    from jobs.lake.delta import read_snapshot, table_path
+    from jobs.lake.increments import RAW_NON_COMMIT_RECORDS
+    from jobs.stages.increment import non_commit_rows
+    from jobs.stages.increment_run import run_increment
+
+    g = Scenario("g").consumer_join("A", ["foo"])
+    g.offset_commit({"foo": {0: 10}})
+    one = g.write(tmp_path / "one")
+    g.txn_offset_commit(7, {"foo": {0: 11}})
+    g.end_txn(7, "COMMIT")
+    g.offset_commit({"foo": {0: 12}})
+    two = g.write(tmp_path / "two")
+    g.consumer_join("B", ["foo"]).compute_target({"A": {"foo": [0]}, "B": {"foo": [1]}})
+    g.converge("A").converge("B").offset_commit({"foo": {0: 13}})
+    three = g.write(tmp_path / "three")
+
+    lake = tmp_path / "lake"
+    for snap in (one, two):
+        run_increment(spark, lake, [str(snap)], snap.name, progress=io.StringIO())
+
+    def others(sid: str) -> list:
+        """raw_records' rows of ``sid`` that are not offset commits, by their bytes, in order."""
+        return sorted((tuple(r) for r in read_snapshot(spark, lake, RAW_RECORDS, sid).collect()
+                       if r.is_control or r.key[:2] not in (b"\x00\x00", b"\x00\x01")),
+                      key=lambda r: (r[1], r[2]))
+
+    expected = {sid: others(sid) for sid in ("one", "two")}
+    assert any(r[9] for r in expected["two"])   # the marker
+    assert all(not r[9] for r in expected["one"]) and expected["one"]   # membership records
+    for sid in ("one", "two"):
+        rows = sorted((tuple(r) for r in read_snapshot(spark, lake, RAW_NON_COMMIT_RECORDS, sid)
+                       .collect()), key=lambda r: (r[1] is not None, r[1], r[2]))
+        assert rows == [(sid,) + (None,) * 18] + expected[sid]
+    assert sorted((tuple(r) for r in non_commit_rows(spark, lake, ["one", "two"]).collect()),
+                  key=lambda r: (r[0], r[1], r[2])) == expected["one"] + expected["two"]
+
+    old = tmp_path / "old"   # the same lake, as written before the table
+    shutil.copytree(lake, old)
+    shutil.rmtree(table_path(old, RAW_NON_COMMIT_RECORDS))
+    assert sorted((tuple(r) for r in non_commit_rows(spark, old, ["one", "two"]).collect()),
+                  key=lambda r: (r[0], r[1], r[2])) == expected["one"] + expected["two"]
+    for at in (lake, old):
+        run_increment(spark, at, [str(three)], "three", progress=io.StringIO())
+    for table in ("groups", "members", "member_assignments", "offsets", "fencing_findings",
+                  "offset_commits", "epochs"):
+        mine, theirs = (read_snapshot(spark, at, table, "three") for at in (lake, old))
+        assert mine.count() and sorted(map(str, mine.collect())) == sorted(
+            map(str, theirs.collect())), table

@@ -32,8 +32,9 @@ from jobs.lake import QUARANTINE, RAW_RECORDS, RECORDS, replace_snapshot
 from jobs.lake.delta import logged_snapshot_ids, read_snapshot, read_snapshots
 from jobs.lake.snapshot_views import LakeConflict, LakeOrder, holds_full_runs, is_incremental
 from jobs.lake.increments import (BATCHES, BATCHES_COLUMNS, GAPS, GAPS_COLUMNS,
-                                  LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS, RECORD_REMOVALS,
-                                  SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
+                                  LARGEST_RECORDS, LARGEST_RECORDS_COLUMNS,
+                                  RAW_NON_COMMIT_RECORDS, RAW_NON_COMMIT_RECORDS_COLUMNS,
+                                  RECORD_REMOVALS, SNAPSHOT_PARTITIONS, SNAPSHOT_PARTITIONS_COLUMNS, SNAPSHOTS,
                                   SNAPSHOTS_COLUMNS)
 from jobs.runtime.config import DEFAULT_RANGE_MB, load_config
 from jobs.stages.frames import hold
@@ -332,6 +333,7 @@ class Increment:
     newest: int | None = None   # the newest record timestamp it holds (newest_timestamp)
     columnar_rows: int | None = None   # rows per vectorized Parquet batch (columnar_rows)
     filled_largest: dict = field(default_factory=dict)   # fill_largest's, for write_filled
+    non_commits: object = None  # lake_rows' rows that are not offset commits (non_commit_rows)
     _markers: object = field(default=None, repr=False)   # markers(), once read
 
     @property
@@ -354,8 +356,9 @@ class Increment:
         present now or not), read once per run: a few rows, but every use of them scanned all
         of ``raw_records``."""
         if self._markers is None:
-            self._markers = hold(self.lake_rows.sparkSession, self.lake_rows.where("is_control"),
-                                 self.staging, "lake_markers", local=False)
+            rows = self.lake_rows if self.non_commits is None else self.non_commits
+            self._markers = hold(rows.sparkSession, rows.where("is_control"), self.staging,
+                                 "lake_markers", local=False)
         return self._markers
 
     def present(self, frame):
@@ -491,7 +494,54 @@ def _against_lake(spark, lake: Path, snapshot_id: str, seq: int, earlier: list[s
                     new_keys, removed, gone, before,
                     find_gaps(spark, lake, earlier, new_keys), new_keys.count(), removed.count())
     inc.newest = newest_timestamp(spark, lake, inc)
+    inc.non_commits = non_commit_rows(spark, lake, earlier) if earlier else lake_rows
     return inc
+
+
+def is_non_commit():
+    """True for a ``raw_records`` row that is not an offset commit: a transaction marker, or a
+    data record whose key's type (its first two bytes) is neither 0 nor 1, or is missing."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col("is_control") | ~F.hex(F.substring("key", 1, 2)).isin("0000", "0001"),
+                      F.lit(True))
+
+
+def non_commit_frame(spark, snapshot_id: str, raw):
+    """The snapshot's ``raw_non_commit_records`` rows: those of ``raw`` (its ``raw_records``
+    rows) that are not offset commits, and its one row null but for ``snapshot_id``."""
+    from pyspark.sql import functions as F
+
+    nulls = spark.createDataFrame([(snapshot_id,)], "snapshot_id string").select(*[
+        F.col(name) if name == "snapshot_id" else F.lit(None).cast(dtype).alias(name)
+        for name, dtype, _ in RAW_NON_COMMIT_RECORDS_COLUMNS])
+    return raw.where(is_non_commit()).unionByName(nulls)
+
+
+def non_commit_rows(spark, lake: Path, earlier: list[str]):
+    """The ``raw_records`` rows of the ``earlier`` snapshots that are not offset commits (the
+    replay decodes the held membership records again; the fencing audit reads the markers), and
+    of snapshots written before ``raw_non_commit_records`` all their rows: that table holds the
+    first, about 1% of the lake's records, and is read instead of ``raw_records`` for every
+    snapshot it lists. Its rows of nulls are left out."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from jobs.lake.delta import has_table
+
+    listed = set((logged_snapshot_ids(lake, RAW_NON_COMMIT_RECORDS) or [])
+                 if has_table(lake, RAW_NON_COMMIT_RECORDS) else [])
+    parts = []
+    kept = [sid for sid in earlier if sid in listed]
+    if kept:
+        parts.append(read_snapshots(spark, lake, RAW_NON_COMMIT_RECORDS, kept)
+                     .where(F.col("partition").isNotNull()))
+    older = [sid for sid in earlier if sid not in listed]
+    if older:
+        parts.append(read_snapshots(spark, lake, RAW_RECORDS, older).where(is_non_commit()))
+    columns = [name for name, _, _ in RAW_NON_COMMIT_RECORDS_COLUMNS]
+    return reduce(lambda a, b: a.unionByName(b), [p.select(*columns) for p in parts])
 
 
 def _unheld(spark, lake_rows, plan: IncrementPlan | None, staging: Path, local: bool):
@@ -526,10 +576,10 @@ def _conflicts(spark, read_rows, lake_rows, unheld, staging: Path, local: bool) 
 
 
 def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
-    """What the snapshot writes of its records, by table: ``raw_records`` (and, decoded,
-    ``records``, ``record_facts``) of the new records, its ``quarantine`` units (decoded: with
-    the new records that did not decode), ``record_removals``, ``batches`` and
-    ``largest_records``."""
+    """What the snapshot writes of its records, by table: ``raw_records`` and
+    ``raw_non_commit_records`` (and, decoded, ``records``, ``record_facts``) of the new records,
+    its ``quarantine`` units (decoded: with the new records that did not decode),
+    ``record_removals``, ``batches`` and ``largest_records``."""
     from pyspark.sql import functions as F
 
     from jobs.lake.downgrade import RECORD_FACTS
@@ -538,6 +588,7 @@ def bronze_frames(spark, inc: Increment, decode: bool) -> dict:
     new_rows = inc.new_rows()
     frames = {RAW_RECORDS: raw_records_rows(new_rows),
               QUARANTINE: ingest_quarantine_rows(inc.staged.rows)}
+    frames[RAW_NON_COMMIT_RECORDS] = non_commit_frame(spark, inc.snapshot_id, frames[RAW_RECORDS])
     if decode:
         data = new_rows.where((F.col("row_kind") == "record") & ~F.col("is_control"))
         ok = F.col("error_reason").isNull()

@@ -207,7 +207,7 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
     keys = hold(spark, of_groups.where(~is_commit).select(*KEYS), staging, "membership_keys",
                 local=False)
-    membership = inc.lake_rows.join(small(keys, keys.count()), KEYS, "left_semi")
+    membership = inc.non_commits.join(small(keys, keys.count()), KEYS, "left_semi")
     decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
     # markers have nothing to decode (the decode stage leaves a control record's columns null)
     markers = _as_staged_rows(inc.present(inc.markers()), decoded_fields())
@@ -254,7 +254,7 @@ def removed_rows(spark, lake: Path, inc: Increment, groups, staging: Path, after
                                   gone, count), staging, "removed_rows", local=False)
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
     keys = of_groups.where(~is_commit).select(*KEYS)
-    membership = decode_frame(_as_staged_rows(among(inc.lake_rows, keys, keys.count())),
+    membership = decode_frame(_as_staged_rows(among(inc.non_commits, keys, keys.count())),
                               ROW_SCHEMA)
     commits = _held_commits(of_groups.where(is_commit))
     no_markers = spark.createDataFrame(
