@@ -61,13 +61,13 @@ COMMIT_TOPIC_IDS_COLUMNS = (
     ("topic", "string", "the topic those commits name with it"),
 )
 
-# The raw_records rows of each snapshot's new records that are not offset commits (the key's type
-# is neither 0 nor 1): group membership records, transaction markers, and keys that name no
-# offset commit. About 1% of a lake's records, and the only held records whose bytes every
+# The raw_records rows of each snapshot's new records that are not offset commits (the key's type is
+# neither 0 nor 1): group membership records (every other type), transaction markers, and records
+# whose key names no type. About 1% of a lake's records, and the only held records whose bytes every
 # incremental run reads: the replay decodes the held membership records of its groups again, and the
-# fencing audit reads every marker (jobs.stages.increment.non_commit_rows). History, as
-# raw_records is; every snapshot also writes one row null but for its snapshot_id, so a snapshot
-# written before the table (read from raw_records) is told apart from one with no such record.
+# fencing audit reads every marker (jobs.stages.increment.non_commit_rows). History, as raw_records
+# is; every snapshot also writes one row null but for its snapshot_id, so a snapshot written before
+# the table (read from raw_records) is told apart from one with no such record.
 RAW_NON_COMMIT_RECORDS = "raw_non_commit_records"
 RAW_NON_COMMIT_RECORDS_COLUMNS = tuple((name, spark_type(dtype), doc)
                                        for name, dtype, doc in RAW_RECORDS_COLUMNS)

@@ -356,8 +356,8 @@ class Increment:
         present now or not), read once per run: a few rows, but every use of them scanned all
         of ``raw_records``."""
         if self._markers is None:
-            rows = self.lake_rows if self.non_commits is None else self.non_commits
-            self._markers = hold(rows.sparkSession, rows.where("is_control"), self.staging,
+            self._markers = hold(self.non_commits.sparkSession,
+                                 self.non_commits.where("is_control"), self.staging,
                                  "lake_markers", local=False)
         return self._markers
 
@@ -520,10 +520,9 @@ def non_commit_frame(spark, snapshot_id: str, raw):
 
 def non_commit_rows(spark, lake: Path, earlier: list[str]):
     """The ``raw_records`` rows of the ``earlier`` snapshots that are not offset commits (the
-    replay decodes the held membership records again; the fencing audit reads the markers), and
-    of snapshots written before ``raw_non_commit_records`` all their rows: that table holds the
-    first, about 1% of the lake's records, and is read instead of ``raw_records`` for every
-    snapshot it lists. Its rows of nulls are left out."""
+    replay decodes the held membership records again; the fencing audit reads the markers):
+    from ``raw_non_commit_records`` (about 1% of the lake's records, its rows of nulls left out)
+    for every snapshot it lists, from ``raw_records`` for those written before it."""
     from functools import reduce
 
     from pyspark.sql import functions as F
