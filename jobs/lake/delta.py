@@ -207,6 +207,14 @@ def logged_snapshot_ids(lake: Path, table: str) -> list[str] | None:
                    if (sid := _snapshot_of(add, add.get("partitionValues") or {})) is not None})
 
 
+def split_logged(lake: Path, table: str, snapshot_ids: list[str]) -> tuple[list[str], list[str]]:
+    """``snapshot_ids`` in order, split into those ``table`` holds a row of (its Delta log says
+    so) and the others (written before the table, or before a run wrote it)."""
+    listed = set((logged_snapshot_ids(lake, table) or []) if has_table(lake, table) else [])
+    return ([sid for sid in snapshot_ids if sid in listed],
+            [sid for sid in snapshot_ids if sid not in listed])
+
+
 def _snapshot_of(add: dict, partition_values: dict) -> str | None:
     """The snapshot id of an added file, None when its statistics say it holds no row."""
     stats = add.get("stats")

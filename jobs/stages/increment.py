@@ -527,16 +527,13 @@ def non_commit_rows(spark, lake: Path, earlier: list[str]):
 
     from pyspark.sql import functions as F
 
-    from jobs.lake.delta import has_table
+    from jobs.lake.delta import split_logged
 
-    listed = set((logged_snapshot_ids(lake, RAW_NON_COMMIT_RECORDS) or [])
-                 if has_table(lake, RAW_NON_COMMIT_RECORDS) else [])
+    kept, older = split_logged(lake, RAW_NON_COMMIT_RECORDS, earlier)
     parts = []
-    kept = [sid for sid in earlier if sid in listed]
     if kept:
         parts.append(read_snapshots(spark, lake, RAW_NON_COMMIT_RECORDS, kept)
                      .where(F.col("partition").isNotNull()))
-    older = [sid for sid in earlier if sid not in listed]
     if older:
         parts.append(read_snapshots(spark, lake, RAW_RECORDS, older).where(is_non_commit()))
     columns = [name for name, _, _ in RAW_NON_COMMIT_RECORDS_COLUMNS]

@@ -354,13 +354,10 @@ def _commit_pairs(spark, lake: Path, earlier: list[str]):
 
     from pyspark.sql import functions as F
 
-    from jobs.lake.delta import has_table, logged_snapshot_ids
+    from jobs.lake.delta import has_table, split_logged
     from jobs.lake.increments import COMMIT_TOPIC_IDS
 
-    listed = set((logged_snapshot_ids(lake, COMMIT_TOPIC_IDS) or [])
-                 if has_table(lake, COMMIT_TOPIC_IDS) else [])
-    paired = [sid for sid in earlier if sid in listed]
-    older = [sid for sid in earlier if sid not in listed]
+    paired, older = split_logged(lake, COMMIT_TOPIC_IDS, earlier)
     parts = []
     if paired:
         parts.append(read_snapshots(spark, lake, COMMIT_TOPIC_IDS, paired)
