@@ -100,7 +100,10 @@ def cluster_id(paths: list[str]) -> str | None:
 
 
 def _frame(spark, rows: list[tuple], columns) -> object:
-    return spark.createDataFrame(rows, ", ".join(f"`{n}` {t}" for n, t, _ in columns))
+    """A DataFrame of ``rows`` (tuples our code built, typed as ``columns`` declares), not
+    checked row by row (150k rows of held batches: 1.2 s in the driver)."""
+    return spark.createDataFrame(rows, ", ".join(f"`{n}` {t}" for n, t, _ in columns),
+                                 verifySchema=False)
 
 
 
