@@ -101,11 +101,9 @@ def cluster_id(paths: list[str]) -> str | None:
 
 def _frame(spark, rows: list[tuple], columns) -> object:
     """A DataFrame of ``rows`` (tuples our code built, typed as ``columns`` declares), not
-    checked row by row (150k rows of held batches: 1.2 s in the driver)."""
+    checked row by row (the 143k held batches of a 10M step: about 1 s in the driver)."""
     return spark.createDataFrame(rows, ", ".join(f"`{n}` {t}" for n, t, _ in columns),
                                  verifySchema=False)
-
-
 
 
 @dataclass
