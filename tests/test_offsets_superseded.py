@@ -108,3 +108,39 @@ def test_a_replay_without_the_superseded_held_commits_resolves_as_the_whole_log(
         added_at = added_at | ((F.col("log_partition") == p) & (F.col("log_offset") >= cut))
     assert (_rows(sql.violation_rows(resolved_part).where(added_at))
             == _rows(sql.violation_rows(resolved_whole).where(added_at)))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_commits_interval_counts_its_groups_tombstones_before_it(spark, seed):
+    """``i`` is how many tombstones of the commit's group (in its partition) come before it: 0
+    for a group with none, and for every commit when there are none at all (None)."""
+    from jobs.stages import offsets as sql
+
+    rng = random.Random(seed)
+    logs = [_log(rng, p) for p in range(12)]
+    commits = [c for log in logs for c in log[0]]
+    tombs = [t for log in logs for t in log[2] if t[1] == "g"]   # group h has none
+    assert tombs and any(c[5] == "h" for c in commits)
+    frame = spark.createDataFrame(commits, SCHEMA).select("partition", "group_id", "offset")
+    got = {(r.partition, r.offset): r.i for r in sql._with_interval(
+        frame, spark.createDataFrame(tombs, "partition int, group_id string, offset bigint"))
+        .collect()}
+    assert got == {(c[0], c[1]): sum(t[0] == c[0] and t[1] == c[5] and t[2] < c[1] for t in tombs)
+                   for c in commits}
+    assert {r.i for r in sql._with_interval(frame, None).collect()} == {0}
+
+
+def test_no_group_tombstones_leave_out_what_an_empty_frame_of_them_does(spark):
+    from jobs.stages import offsets as sql
+
+    rng = random.Random(5)
+    logs = [_log(rng, p) for p in range(20)]
+    # a group's id is unique to its partition, as in the test above
+    held = spark.createDataFrame([(*c[:5], f"{c[5]}-{c[0]}", *c[6:]) for log in logs
+                                  for c in log[0] if c[1] < log[3]], SCHEMA)
+    until = spark.createDataFrame([(f"{g}-{p}", end) for p, log in enumerate(logs)
+                                   for g, end in log[4]], "group_id string, folded_until bigint")
+    none = spark.createDataFrame([], "partition int, group_id string, offset bigint")
+    kept = _rows(sql.without_superseded(held, None, until))
+    assert kept == _rows(sql.without_superseded(held, none, until))
+    assert 0 < len(kept) < held.count()

@@ -205,8 +205,11 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     of_groups = inc.present(_held_records(spark, lake, inc)
                             .join(F.broadcast(groups), ["group_id"], "left_semi"))
     is_commit = F.col("record_type").isin(*OFFSET_COMMIT_TYPES)
-    keys = hold(spark, of_groups.where(~is_commit).select(*KEYS), staging, "membership_keys",
-                local=False)
+    # their membership records' positions, and which are tombstones (the commits' intervals)
+    held_membership = hold(spark, of_groups.where(~is_commit).select(*KEYS, "group_id",
+                                                                       "is_tombstone"),
+                           staging, "membership_keys", local=False)
+    keys = held_membership.select(*KEYS)
     membership = inc.non_commits.join(small(keys, keys.count()), KEYS, "left_semi")
     decoded = decode_frame(_as_staged_rows(membership), ROW_SCHEMA)
     # markers have nothing to decode (the decode stage leaves a control record's columns null)
@@ -214,9 +217,9 @@ def replay_rows(spark, lake: Path, inc: Increment, groups, new_rows, staging: Pa
     columns = [f.name for f in ROW_SCHEMA] + [f.name for f in decoded_fields()]
     held = of_groups.where(is_commit)
     if until is not None:
-        tombstones = of_groups.where(~is_commit & F.col("is_tombstone")).select(
-            "partition", "group_id", "offset")
-        held = sql.without_superseded(held, tombstones, until)
+        tombstones = held_membership.where("is_tombstone").select("partition", "group_id",
+                                                                  "offset")
+        held = sql.without_superseded(held, tombstones if tombstones.count() else None, until)
     commits = _held_commits(held).select(*columns)
     return new_rows.unionByName(decoded).unionByName(markers).unionByName(commits)
 

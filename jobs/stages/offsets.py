@@ -235,13 +235,17 @@ def touches(resolved, group_tombstones):
 
 def _with_interval(commits, group_tombstones):
     """``commits`` (``partition, group_id, offset``, ...) with ``i``: how many of its group's
-    tombstones (``group_tombstones``: ``partition, group_id, offset``) come before it."""
+    tombstones (``group_tombstones``: ``partition, group_id, offset``; None when there are
+    none) come before it. A commit of a group without tombstones is 0 without the per-row array
+    filter (an interpreted lambda); with none at all there is no join either."""
     from pyspark.sql import functions as F
 
+    if group_tombstones is None:
+        return commits.withColumn("i", F.lit(0))
     lists = group_tombstones.groupBy("partition", "group_id").agg(
         F.collect_list("offset").alias("tombs"))
-    interval = F.size(F.filter(F.coalesce("tombs", F.array().cast("array<bigint>")),
-                               lambda t: t < F.col("offset")))
+    interval = F.when(F.col("tombs").isNull(), F.lit(0)).otherwise(
+        F.size(F.filter("tombs", lambda t: t < F.col("offset"))))
     return (commits.join(F.broadcast(lists), ["partition", "group_id"], "left")
             .withColumn("i", interval).drop("tombs"))
 
@@ -259,7 +263,7 @@ def without_superseded(commits, group_tombstones, until):
     ``folded_until`` (``until``: ``group_id, folded_until``; a group not in it keeps every
     commit), and before a later non-transactional commit of its key and before every pending
     transactional commit of its key, unless :func:`touches` keeps it (``group_tombstones`` as
-    there).
+    there; None when the commits' groups have none).
 
     Why nothing else changes: :func:`resolve_commits` reads, for each row, the rows after it
     (``next_e``, ``next_tomb``, ``next_same``) and the key's whole history only as the greatest
